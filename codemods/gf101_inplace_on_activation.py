@@ -1,0 +1,145 @@
+"""GF101 inplace-on-activation: an in-place op on a tensor autograd still needs."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis import TENSORISH_KINDS, fileindex
+from gradfix.analysis.torchapi import INPLACE_METHODS
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+_AUG_OPS = {
+    cst.DivideAssign: (cst.Divide, "/="),
+    cst.MultiplyAssign: (cst.Multiply, "*="),
+    cst.AddAssign: (cst.Add, "+="),
+    cst.SubtractAssign: (cst.Subtract, "-="),
+    cst.PowerAssign: (cst.Power, "**="),
+}
+_ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript, cst.Integer, cst.Float, cst.Imaginary,
+          cst.SimpleString, cst.ConcatenatedString, cst.List, cst.Tuple, cst.Dict, cst.Set)
+
+
+def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
+    """Wrap `expr` unless it is an atom or already parenthesised: `x /= a + b` is `x = x / (a + b)`."""
+    if expr.lpar or isinstance(expr, _ATOMS):
+        return expr
+    return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+class InplaceOnActivation(Rule):
+    id = "GF101"
+    name = "inplace-on-activation"
+    summary = "In-place op on a tensor that autograd saved for backward, or that another live name aliases"
+    docs = RuleDocs(
+        what=(
+            "Finds an augmented assignment (`/=`, `*=`, `+=`, `-=`, `**=`) or an in-place tensor method "
+            "(`div_`, `mul_`, `clamp_`, `sigmoid_`, ...) on a tensor in differentiable code when the hazard "
+            "can be shown: an earlier op saved that tensor for backward (`norm`, `pow` and tensor-tensor `mul` "
+            "save their input; `sigmoid`, `tanh`, `exp`, `softmax`, `relu` save their output; `nn.Linear` "
+            "saves its input), or another live name shares its storage (`detach()`, a view, plain assignment, "
+            "a container or an attribute)."
+        ),
+        why=(
+            "The in-place op bumps the tensor's version counter, so `backward()` raises `RuntimeError: one of "
+            "the variables needed for gradient computation has been modified by an inplace operation`. "
+            "Measured on the first seed's network (torch 2.13, CPU): `f /= (f.norm(dim=1, keepdim=True) + 1e-6)` "
+            "raises; the out-of-place form trains (loss 0.695553). Every alias sees the mutation too, so a "
+            "logging copy or a skip connection silently holds the changed values."
+        ),
+        example="f = self.feat(x)\nf /= (f.norm(dim=1, keepdim=True) + 1e-6)\nreturn self.fc(f)",
+        fixed_example="f = self.feat(x)\nf = f / (f.norm(dim=1, keepdim=True) + 1e-6)\nreturn self.fc(f)",
+        fix=(
+            "Rewrites `f op= rhs` as `f = f op (rhs)`, parenthesising the right side whenever precedence needs it "
+            "(`x /= a + b` becomes `x = x / (a + b)`, never `x / a + b`), and `x.div_(y)` as `x = x.div(y)`. "
+            "Subscript targets (`x[i] /= c`) are reported without a fix: clone first."
+        ),
+        fix_safety=(
+            "Safe when no other live name shares the tensor: out of place computes what the in-place form "
+            "meant. Unsafe when an alias is read later or the tensor came from the caller: the alias keeps "
+            "the old values after the rewrite. The verifier decides (a later-read alias gives `failed`)."
+        ),
+        verification=(
+            "`equal`: module check in float64, eval and train mode; outputs, parameter and input gradients and "
+            "buffers agree. If the original raises in backward, `fixes-crash`: the rewrite must equal the "
+            "original run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`."
+        ),
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        for scope in index.scopes():
+            if isinstance(scope, cst.FunctionDef) and fileindex.is_initialiser(scope.name.value):
+                continue
+            flow = index.flow(scope)
+            for st, node, binding, target in flow.inplace:
+                finding = self._inspect(ctx, flow, st, node, binding, target)
+                if finding is not None:
+                    yield finding
+
+    def _inspect(self, ctx, flow, st, node, binding, target):
+        if st.no_grad or binding is None or binding.no_grad:
+            return None
+        root = binding.root()
+        if binding.kind not in TENSORISH_KINDS or binding.kind.value == "parameter" or root.kind.value == "parameter":
+            return None
+        if isinstance(node, cst.AugAssign):
+            if type(node.operator) not in _AUG_OPS:
+                return None
+            op_text = _AUG_OPS[type(node.operator)][1]
+        else:
+            meth = node.func.attr.value
+            if meth not in INPLACE_METHODS:
+                return None
+            op_text = f".{meth}()"
+        saved = flow.saved_before(binding, st.index)
+        aliases = flow.live_aliases(binding, st.index)
+        if not saved and not aliases:
+            return None
+        name = ctx.code(target)
+        if saved:
+            message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}): "
+                       f"backward() raises \"modified by an inplace operation\"")
+        else:
+            message = f"in-place `{op_text}` on `{name}` also changes {', '.join(dict.fromkeys(aliases))}, which shares its storage"
+        if saved and aliases:
+            message += f"; it also changes {', '.join(dict.fromkeys(aliases))}"
+        stmt = st.node
+        fix = None
+        whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
+        if isinstance(target, cst.Name) and whole_statement:
+            replacement = self._rewrite(stmt, node, target)
+            if replacement is not None:
+                unsafe = bool(aliases) or binding.is_param or root.is_param
+                fix = ctx.fix(
+                    f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`",
+                    [Edit(stmt, replacement)],
+                    Safety.UNSAFE if unsafe else Safety.SAFE,
+                    {"kind": "equal"},
+                )
+        elif not isinstance(target, cst.Name):
+            message += "; a subscript target cannot be rewritten out of place (clone the tensor first)"
+        return ctx.finding(stmt, message, fix)
+
+    @staticmethod
+    def _rewrite(stmt, node, target: cst.Name):
+        if isinstance(node, cst.AugAssign):
+            op_cls = _AUG_OPS[type(node.operator)][0]
+            aug = node.operator
+            operator = op_cls(whitespace_before=aug.whitespace_before, whitespace_after=aug.whitespace_after)
+            value = cst.BinaryOperation(left=cst.Name(target.value), operator=operator, right=parenthesize(node.value))
+            return cst.Assign(
+                targets=[cst.AssignTarget(target=target, whitespace_before_equal=aug.whitespace_before,
+                                          whitespace_after_equal=aug.whitespace_after)],
+                value=value,
+                semicolon=node.semicolon,
+            )
+        meth = node.func.attr.value
+        outplace = INPLACE_METHODS.get(meth)
+        if outplace is None:
+            return None
+        call = node.with_changes(func=node.func.with_changes(attr=cst.Name(outplace)))
+        return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+RULE = InplaceOnActivation

@@ -1,0 +1,90 @@
+"""GF102 detach-alias-mutated: a `detach()`ed copy that is really the same storage."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis import fileindex
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+
+class DetachAliasMutated(Rule):
+    id = "GF102"
+    name = "detach-alias-mutated"
+    summary = "A `detach()`ed alias is kept while it or its source is mutated in place"
+    docs = RuleDocs(
+        what=(
+            "Finds `a = t.detach()` (also `.detach().cpu()` and `.detach().numpy()`, and the same stored in an "
+            "attribute or a container) when `t` or `a` is mutated in place later in the same function, before "
+            "either is rebound."
+        ),
+        why=(
+            "`detach()` shares storage and the version counter with its source. A mutation of either changes "
+            "both: the logged copy holds the mutated values (in the first seed, `f_log` ends up holding the "
+            "normalised features, row norms 1.0), and if autograd saved the source, backward raises. On CPU "
+            "`.detach().cpu()` and `.detach().numpy()` alias as well."
+        ),
+        example="f_log = f.detach()\nf /= f.norm(dim=1, keepdim=True)",
+        fixed_example="f_log = f.detach().clone()\nf /= f.norm(dim=1, keepdim=True)",
+        fix="Inserts `.clone()` right after `.detach()`: `t.detach().clone()`, `t.detach().clone().cpu()`.",
+        fix_safety=(
+            "Safe when the detached copy is not read after the mutation (it then only stops sharing storage). "
+            "Unsafe when it is read after the mutation or escapes into an attribute or container: it now keeps "
+            "the values from before the mutation, which is what a logging copy wants but changes a computation "
+            "that used it. The verifier decides."
+        ),
+        verification=(
+            "`equal`: module check; gradients, outputs and buffers agree (a logging copy carries no gradient). "
+            "When the original crashes in backward because of the shared version counter, `fixes-crash`."
+        ),
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        for scope in index.scopes():
+            if isinstance(scope, cst.FunctionDef) and fileindex.is_initialiser(scope.name.value):
+                continue
+            flow = index.flow(scope)
+            for event in flow.detaches:
+                finding = self._inspect(ctx, flow, event)
+                if finding is not None:
+                    yield finding
+
+    def _inspect(self, ctx, flow, event):
+        st = flow.steps[event.step]
+        if st.no_grad:
+            return None
+        src = event.source
+        group = [b for b in flow.bindings if b.shares_storage(src)]
+        later = []
+        for b in group:
+            for i, node in b.mutations:
+                if i > event.step or (event.kept_in == "chained" and i == event.step):
+                    later.append((i, b, node))
+        if event.kept_in == "chained":
+            later.append((event.step, src, event.expr))
+        if not later:
+            return None
+        later.sort(key=lambda t: t[0])
+        i, who, node = later[0]
+        holder = event.holder
+        source_name = ctx.code(event.call.func.value)
+        kept = {"name": f"`{holder.name}`" if holder else "a name", "attribute": "an attribute",
+                "container": "a container", "chained": "the same expression"}[event.kept_in]
+        mutated = f"`{who.name}`" if who is not None else "it"
+        message = (f"`{ctx.code(event.call)}` kept in {kept} shares storage with `{source_name}`, and {mutated} is "
+                   f"mutated in place at line {ctx.span(flow.steps[i].node).line}: both change")
+        read_after = holder is not None and flow.reads_after(holder, i)
+        unsafe = read_after or event.kept_in in ("attribute", "container", "chained")
+        clone = cst.Call(func=cst.Attribute(value=event.call, attr=cst.Name("clone")))
+        fix = ctx.fix(
+            f"clone the detached copy: `{source_name}.detach().clone()`",
+            [Edit(event.call, clone)],
+            Safety.UNSAFE if unsafe else Safety.SAFE,
+            {"kind": "equal"},
+        )
+        return ctx.finding(event.call, message, fix)
+
+
+RULE = DetachAliasMutated

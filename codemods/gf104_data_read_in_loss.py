@@ -1,0 +1,124 @@
+"""GF104 data-read-in-loss: a loss term computed from `.data` contributes no gradient."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis import find_training_loops
+from gradfix.analysis.loops import _walk_calls
+from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+_LEAVES_AUTOGRAD = {"item", "tolist", "numpy", "cpu_numpy"}
+
+
+def data_reads(expr: cst.CSTNode):
+    """`X.data` attribute reads inside `expr` that would carry gradient without `.data`."""
+    out = []
+    stack = [(expr, None)]
+    while stack:
+        node, parent = stack.pop()
+        if isinstance(node, (cst.Lambda,)):
+            continue
+        if isinstance(node, cst.Call):
+            f = node.func
+            if isinstance(f, cst.Name) and f.value in ("float", "int", "len"):
+                continue
+            if isinstance(f, cst.Attribute) and f.attr.value in _LEAVES_AUTOGRAD:
+                continue  # `.item()` leaves autograd anyway; dropping `.data` would not help
+        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+            out.append(node)
+        for child in node.children:
+            stack.append((child, node))
+    return out
+
+
+class DataReadInLoss(Rule):
+    id = "GF104"
+    name = "data-read-in-loss"
+    summary = "A loss term computed through `.data` contributes no gradient"
+    docs = RuleDocs(
+        what=(
+            "Finds `.data` read inside a term that is added to the loss before `backward()`: in the loss "
+            "expression itself (`loss = ce + 1e-4 * w.data.pow(2).sum()`) or in the value a regulariser "
+            "function returns (`return m.weight.data.abs().sum()`)."
+        ),
+        why=(
+            "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
+            "does nothing (gradient norm 0.0 instead of 0.59, hazards.md), while the logged loss still includes it."
+        ),
+        example="def l1(m):\n    return m.weight.data.abs().sum()\n\nloss = crit(net(x), y) + 1e-4 * l1(net.fc)",
+        fixed_example="def l1(m):\n    return m.weight.abs().sum()\n\nloss = crit(net(x), y) + 1e-4 * l1(net.fc)",
+        fix="Drops `.data`, so autograd sees the term.",
+        fix_safety="Unsafe: the gradients change on purpose. Applied when the verifier confirms the expected change.",
+        verification=(
+            "`gains-grad`: the term's value is unchanged, the original term gives no gradient to the parameters, "
+            "and the rewritten term gives exactly autograd's gradient."
+        ),
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        seen: set[int] = set()
+        for scope in index.scopes():
+            flow = index.flow(scope)
+            for tl in find_training_loops(flow):
+                setup, model, _lr = model_and_optimizer_setup(tl)
+                for stmt, value in loss_expressions(tl):
+                    for node in data_reads(value):
+                        if id(node) not in seen:
+                            seen.add(id(node))
+                            yield self._finding(ctx, node, None, setup, model, None)
+                    for call in _walk_calls(value):
+                        if isinstance(call.func, cst.Name) and call.func.value in index.functions:
+                            fn = index.functions[call.func.value]
+                            for node in self._returned_data_reads(fn):
+                                if id(node) not in seen:
+                                    seen.add(id(node))
+                                    yield self._finding(ctx, node, fn, setup, model, ctx.code(call).strip())
+
+    def _returned_data_reads(self, fn: cst.FunctionDef):
+        """`.data` reads in what `fn` returns, following local assignments that feed it."""
+        if not isinstance(fn.body, cst.IndentedBlock):
+            return []
+        smalls = []
+        stack = list(fn.body.body)
+        while stack:
+            node = stack.pop(0)
+            if isinstance(node, cst.SimpleStatementLine):
+                smalls.extend(node.body)
+            elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            elif isinstance(node, cst.With):
+                stack[0:0] = list(node.body.body)
+            elif isinstance(node, cst.If):
+                stack[0:0] = list(node.body.body)
+        wanted: set[str] = set()
+        exprs = []
+        for small in reversed(smalls):
+            if isinstance(small, cst.Return) and small.value is not None:
+                exprs.append(small.value)
+                wanted |= names_in(small.value)
+            elif isinstance(small, (cst.Assign, cst.AugAssign)):
+                targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                if any(isinstance(t, cst.Name) and t.value in wanted for t in targets):
+                    exprs.append(small.value)
+                    wanted |= names_in(small.value)
+        found = []
+        for e in exprs:
+            found.extend(data_reads(e))
+        return found
+
+    def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code):
+        where = f" in the value `{fn.name.value}` returns" if fn is not None else ""
+        message = (f"`{ctx.code(node).strip()}` is read{where} for a term added to the loss: `.data` is outside autograd, "
+                   f"so the term contributes no gradient; drop `.data`")
+        contract = {"kind": "gains-grad", "setup": setup, "model": model, "call": call_code}
+        if call_code is None:
+            contract["call"] = None
+        fix = ctx.fix("drop `.data`", [Edit(node, node.value)], Safety.UNSAFE, contract)
+        return ctx.finding(node, message, fix)
+
+
+RULE = DataReadInLoss

@@ -1,0 +1,173 @@
+"""Per-file facts: imports, nn.Module classes, top-level functions, submodule types."""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+import libcst as cst
+from libcst.metadata import ParentNodeProvider, PositionProvider
+
+from gradfix.analysis import torchapi
+from gradfix.analysis.names import ImportMap, dotted, qualname
+
+_INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
+
+
+def is_initialiser(name: str) -> bool:
+    """`__init__`, `reset_parameters`, `_init_weights`, `init_weights`, `initialize`, ..."""
+    return bool(_INIT_NAME.match(name))
+
+
+class FileIndex:
+    """Facts about one parsed file, computed lazily and shared by all rules."""
+
+    def __init__(self, wrapper: cst.MetadataWrapper):
+        self.wrapper = wrapper
+        self.module = wrapper.module
+        self.imports = ImportMap(self.module)
+        self.parents = wrapper.resolve(ParentNodeProvider)
+        self.positions = wrapper.resolve(PositionProvider)
+        self._flows: dict[int, object] = {}
+
+    # -- structure -------------------------------------------------------
+    @cached_property
+    def classes(self) -> dict[str, cst.ClassDef]:
+        return {n.name.value: n for n in self.module.body if isinstance(n, cst.ClassDef)}
+
+    @cached_property
+    def functions(self) -> dict[str, cst.FunctionDef]:
+        return {n.name.value: n for n in self.module.body if isinstance(n, cst.FunctionDef)}
+
+    @cached_property
+    def module_classes(self) -> set[str]:
+        """Classes in this file that subclass nn.Module (directly or through each other)."""
+        result: set[str] = set()
+        changed = True
+        while changed:
+            changed = False
+            for name, cls in self.classes.items():
+                if name in result:
+                    continue
+                for base in cls.bases:
+                    q = qualname(base.value, self.imports)
+                    if q is None:
+                        continue
+                    if torchapi.is_nn_module_ctor(q) or q == "torch.nn.Module" or q in result:
+                        result.add(name)
+                        changed = True
+                        break
+        return result
+
+    def is_module_ctor(self, q: str | None) -> bool:
+        return torchapi.is_nn_module_ctor(q) or (q is not None and q in self.module_classes)
+
+    @cached_property
+    def submodules(self) -> dict[str, dict[str, str]]:
+        """class name -> {attr: constructor qualname} from `self.attr = Ctor(...)` in __init__."""
+        table: dict[str, dict[str, str]] = {}
+        for cname in self.module_classes:
+            attrs: dict[str, str] = {}
+            for stmt in self.classes[cname].body.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                    for node in _walk(stmt.body):
+                        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                            target = node.targets[0].target
+                            if (
+                                isinstance(target, cst.Attribute)
+                                and isinstance(target.value, cst.Name)
+                                and target.value.value == "self"
+                            ):
+                                ctor = self.ctor_of(node.value)
+                                if ctor:
+                                    attrs[target.attr.value] = ctor
+            table[cname] = attrs
+        return table
+
+    def ctor_of(self, expr: cst.BaseExpression) -> str | None:
+        """Qualified constructor name of `Ctor(...)`, seeing through `.cuda()`, `.to(...)`, `.train()`."""
+        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
+            "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_",
+        ):
+            expr = expr.func.value
+        if isinstance(expr, cst.Call):
+            q = qualname(expr.func, self.imports)
+            if q is not None:
+                return q
+        return None
+
+    # -- context ---------------------------------------------------------
+    def enclosing(self, node: cst.CSTNode, kinds: tuple[type, ...]) -> cst.CSTNode | None:
+        cur = self.parents.get(node)
+        while cur is not None:
+            if isinstance(cur, kinds):
+                return cur
+            cur = self.parents.get(cur)
+        return None
+
+    def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
+        return self.enclosing(node, (cst.ClassDef,))  # type: ignore[return-value]
+
+    def is_no_grad_with(self, with_node: cst.With) -> bool:
+        for item in with_node.items:
+            expr = item.item
+            if isinstance(expr, cst.Call):
+                q = qualname(expr.func, self.imports)
+                if q in torchapi.NO_GRAD_CONTEXTS:
+                    return True
+                if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and expr.args:
+                    v = expr.args[0].value
+                    if isinstance(v, cst.Name) and v.value == "False":
+                        return True
+        return False
+
+    def is_no_grad_function(self, fn: cst.FunctionDef) -> bool:
+        for dec in fn.decorators:
+            expr = dec.decorator
+            if isinstance(expr, cst.Call):
+                expr = expr.func
+            if qualname(expr, self.imports) in torchapi.NO_GRAD_CONTEXTS:
+                return True
+        return False
+
+    def under_no_grad(self, node: cst.CSTNode) -> bool:
+        cur = self.parents.get(node)
+        while cur is not None:
+            if isinstance(cur, cst.With) and self.is_no_grad_with(cur):
+                return True
+            if isinstance(cur, cst.FunctionDef):
+                if self.is_no_grad_function(cur):
+                    return True
+            cur = self.parents.get(cur)
+        return False
+
+    def flow(self, scope: cst.CSTNode):
+        """The Flow of a FunctionDef or of the Module body (cached)."""
+        from gradfix.analysis.flow import Flow
+
+        key = id(scope)
+        if key not in self._flows:
+            self._flows[key] = Flow(self, scope)
+        return self._flows[key]
+
+    def scopes(self):
+        """The module and every function (methods included), outermost first."""
+        yield self.module
+        for node in _walk(self.module):
+            if isinstance(node, cst.FunctionDef):
+                yield node
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node)
+
+
+def _walk(node: cst.CSTNode):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(reversed(cur.children))
+
+
+walk = _walk
+dotted_name = dotted

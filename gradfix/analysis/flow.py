@@ -1,0 +1,634 @@
+"""A forward pass over one function (or the module body) in source order.
+
+For every name it records what the name is bound to (a tensor, a NumPy array, a
+module, an optimizer, ...), which tensors share storage with it (views, detach,
+plain assignment), when autograd saved it for backward, when it is read, when it
+is mutated in place, and when it escapes into an attribute or a container.
+
+Control flow is linearised: branches are visited in order and loop bodies once.
+That is an approximation on purpose: a rule fires only on what this pass can
+show, so the approximation costs recall, never precision.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from gradfix.analysis import torchapi
+from gradfix.analysis.names import qualname
+
+
+class Kind(enum.Enum):
+    TENSOR = "tensor"
+    NUMPY = "numpy"
+    NUMBER = "number"
+    MODULE = "module"
+    OPTIMIZER = "optimizer"
+    SCHEDULER = "scheduler"
+    SCALER = "scaler"
+    PARAMETER = "parameter"
+    OTHER = "other"
+    UNKNOWN = "unknown"
+
+
+TENSORISH = (Kind.TENSOR, Kind.PARAMETER)
+
+
+@dataclass(eq=False)
+class Step:
+    """One small statement (or a compound statement's header) in evaluation order."""
+
+    index: int
+    node: cst.CSTNode
+    line: cst.CSTNode            # the SimpleStatementLine or compound statement holding it
+    no_grad: bool
+    loops: tuple                 # enclosing For/While nodes inside this scope, outermost first
+
+
+@dataclass(eq=False)
+class Binding:
+    name: str
+    kind: Kind
+    step: int                    # -1 for function parameters
+    value: cst.CSTNode | None
+    saved_output: bool = False   # bound from an op whose backward reads its output
+    alias_of: "Binding | None" = None
+    alias_how: str = ""          # "detach", "view", "assignment", ...
+    no_grad: bool = False
+    ctor: str | None = None      # constructor qualname for modules, optimizers, schedulers
+    is_param: bool = False
+    reads: list[int] = field(default_factory=list)
+    saved_at: list[tuple[int, str]] = field(default_factory=list)
+    escapes: list[tuple[int, str]] = field(default_factory=list)
+    mutations: list[tuple[int, cst.CSTNode]] = field(default_factory=list)
+
+    def root(self) -> "Binding":
+        b = self
+        seen = set()
+        while b.alias_of is not None and id(b) not in seen:
+            seen.add(id(b))
+            b = b.alias_of
+        return b
+
+    def shares_storage(self, other: "Binding") -> bool:
+        return self.root() is other.root()
+
+
+@dataclass(eq=False)
+class DetachEvent:
+    step: int
+    call: cst.Call               # the `t.detach()` call
+    source: Binding              # the binding of t
+    holder: Binding | None       # the name it is kept in, if a name
+    kept_in: str                 # "name", "attribute", "container", "chained"
+    expr: cst.CSTNode            # the whole stored expression (t.detach().cpu())
+
+
+class Flow:
+    def __init__(self, index, scope: cst.CSTNode):
+        self.index = index
+        self.scope = scope
+        self.steps: list[Step] = []
+        self.bindings: list[Binding] = []
+        self.env: dict[str, Binding] = {}
+        self.load_binding: dict[int, Binding] = {}       # id(Name) -> binding read
+        self.target_binding: dict[int, Binding] = {}     # id(AugAssign / in-place Call) -> binding mutated
+        self.step_of: dict[int, Step] = {}               # id(small stmt) -> step
+        self.inplace: list[tuple[Step, cst.CSTNode, Binding | None, cst.BaseExpression]] = []
+        self.detaches: list[DetachEvent] = []
+        self.class_name: str | None = None
+        if isinstance(scope, cst.FunctionDef):
+            cls = index.enclosing_class(scope)
+            if cls is not None and index.enclosing(scope, (cst.FunctionDef,)) is None:
+                self.class_name = cls.name.value
+            self.function = scope
+            self._bind_params(scope)
+            no_grad = index.is_no_grad_function(scope)
+            self._block(scope.body.body if isinstance(scope.body, cst.IndentedBlock) else [scope.body], no_grad, ())
+        else:
+            self.function = None
+            self._block(scope.body, False, ())
+
+    # -- queries ---------------------------------------------------------
+    @property
+    def in_module_class(self) -> bool:
+        return self.class_name is not None and self.class_name in self.index.module_classes
+
+    def saved_before(self, b: Binding, step: int) -> list[str]:
+        """Why autograd holds `b` (or a tensor sharing its storage) at `step`."""
+        reasons = []
+        for other in self.bindings:
+            if other.shares_storage(b):
+                if other.saved_output and other.step <= step:
+                    reasons.append(f"`{_short(self.index, other.value)}` saved its output")
+                reasons.extend(r for i, r in other.saved_at if i <= step)
+        return reasons
+
+    def live_aliases(self, b: Binding, step: int) -> list[str]:
+        """Other holders of `b`'s storage that are read after `step`, or escaped before it."""
+        found = []
+        for other in self.bindings:
+            if not other.shares_storage(b):
+                continue
+            if other is not b and other.step <= step and any(r > step for r in other.reads):
+                found.append(f"`{other.name}`")
+            for i, where in other.escapes:
+                if i < step:
+                    found.append(where)
+        return found
+
+    def reads_after(self, b: Binding, step: int) -> bool:
+        return any(r > step for r in b.reads)
+
+    # -- walking ---------------------------------------------------------
+    def _new_step(self, node, line, no_grad, loops) -> Step:
+        st = Step(len(self.steps), node, line, no_grad, loops)
+        self.steps.append(st)
+        self.step_of[id(node)] = st
+        return st
+
+    def _bind(self, name: str, **kw) -> Binding:
+        b = Binding(name=name, **kw)
+        self.bindings.append(b)
+        self.env[name] = b
+        return b
+
+    def _bind_params(self, fn: cst.FunctionDef) -> None:
+        params = list(fn.params.posonly_params) + list(fn.params.params) + list(fn.params.kwonly_params)
+        for extra in (fn.params.star_arg, fn.params.star_kwarg):
+            if isinstance(extra, cst.Param):
+                params.append(extra)
+        for p in params:
+            name = p.name.value
+            kind = Kind.UNKNOWN
+            if name in ("self", "cls"):
+                kind = Kind.OTHER
+            elif p.annotation is not None:
+                q = qualname(p.annotation.annotation, self.index.imports) or ""
+                if q in ("torch.Tensor", "torch.FloatTensor", "Tensor"):
+                    kind = Kind.TENSOR
+                elif self.index.is_module_ctor(q) or q == "torch.nn.Module":
+                    kind = Kind.MODULE
+            elif fn.name.value == "forward" and self.index.enclosing_class(fn) is not None:
+                cls = self.index.enclosing_class(fn)
+                if cls.name.value in self.index.module_classes:
+                    kind = Kind.TENSOR
+            self._bind(name, kind=kind, step=-1, value=p, is_param=True,
+                       ctor=(qualname(p.annotation.annotation, self.index.imports) if p.annotation else None))
+
+    def _block(self, stmts, no_grad: bool, loops: tuple) -> None:
+        for stmt in stmts:
+            self._statement(stmt, no_grad, loops)
+
+    def _statement(self, stmt, no_grad: bool, loops: tuple) -> None:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                self._small(small, stmt, no_grad, loops)
+        elif isinstance(stmt, cst.If):
+            st = self._new_step(stmt, stmt, no_grad, loops)
+            self._expr(stmt.test, st)
+            self._block(stmt.body.body, no_grad, loops)
+            orelse = stmt.orelse
+            if isinstance(orelse, cst.If):
+                self._statement(orelse, no_grad, loops)
+            elif isinstance(orelse, cst.Else):
+                self._block(orelse.body.body, no_grad, loops)
+        elif isinstance(stmt, cst.For):
+            st = self._new_step(stmt, stmt, no_grad, loops)
+            self._expr(stmt.iter, st)
+            self._bind_target(stmt.target, self._for_kind(stmt.iter), st, stmt.iter)
+            self._block(stmt.body.body, no_grad, loops + (stmt,))
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body.body, no_grad, loops)
+        elif isinstance(stmt, cst.While):
+            st = self._new_step(stmt, stmt, no_grad, loops)
+            self._expr(stmt.test, st)
+            self._block(stmt.body.body, no_grad, loops + (stmt,))
+        elif isinstance(stmt, cst.With):
+            st = self._new_step(stmt, stmt, no_grad, loops)
+            for item in stmt.items:
+                self._expr(item.item, st)
+                if item.asname is not None:
+                    self._bind_target(item.asname.name, Kind.OTHER, st, None)
+            inner = no_grad or self.index.is_no_grad_with(stmt)
+            self._block(stmt.body.body, inner, loops)
+        elif isinstance(stmt, cst.Try):
+            self._block(stmt.body.body, no_grad, loops)
+            for h in stmt.handlers:
+                self._block(h.body.body, no_grad, loops)
+            if stmt.orelse is not None:
+                self._block(stmt.orelse.body.body, no_grad, loops)
+            if stmt.finalbody is not None:
+                self._block(stmt.finalbody.body.body, no_grad, loops)
+        elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            self._bind(stmt.name.value, kind=Kind.OTHER, step=len(self.steps), value=stmt)
+        elif isinstance(stmt, cst.BaseCompoundStatement):
+            st = self._new_step(stmt, stmt, no_grad, loops)
+            for child in stmt.children:
+                if isinstance(child, cst.BaseExpression):
+                    self._expr(child, st)
+
+    def _for_kind(self, it: cst.BaseExpression) -> Kind:
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute):
+            if it.func.attr.value in ("parameters", "buffers"):
+                return Kind.PARAMETER
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "range":
+            return Kind.NUMBER
+        return Kind.UNKNOWN
+
+    def _small(self, small, line, no_grad, loops) -> None:
+        st = self._new_step(small, line, no_grad, loops)
+        if isinstance(small, cst.Assign):
+            self._expr(small.value, st)
+            for t in small.targets:
+                self._assign_target(t.target, small.value, st)
+        elif isinstance(small, cst.AnnAssign):
+            if small.value is not None:
+                self._expr(small.value, st)
+                self._assign_target(small.target, small.value, st)
+        elif isinstance(small, cst.AugAssign):
+            self._expr(small.value, st)
+            self._mutate_target(small.target, small, st)
+        elif isinstance(small, (cst.Expr, cst.Return)):
+            if small.value is not None:
+                self._expr(small.value, st)
+        else:
+            for child in small.children:
+                if isinstance(child, cst.BaseExpression):
+                    self._expr(child, st)
+
+    # -- targets ---------------------------------------------------------
+    def _assign_target(self, target, value, st: Step) -> None:
+        if isinstance(target, cst.Name):
+            kind, ctor, saved_out, alias, how = self.classify(value)
+            no_grad = st.no_grad or (alias is not None and alias.no_grad) or self._derived_no_grad(value)
+            b = self._bind(target.value, kind=kind, step=st.index, value=value, saved_output=saved_out,
+                           alias_of=alias, alias_how=how, no_grad=no_grad, ctor=ctor)
+            self._note_detach(value, st, b, "name")
+            if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
+                for elem in _container_elements(value):
+                    root = self.alias_root(elem)
+                    if root is not None:
+                        root[0].escapes.append((st.index, f"the container `{target.value}`"))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            kind, _, _, alias, how = self.classify(value)
+            unpack_alias = alias if how in ("chunk",) else None
+            for el in target.elements:
+                t = el.value
+                if isinstance(t, cst.StarredElement):
+                    t = t.value
+                if isinstance(t, cst.Name):
+                    self._bind(t.value, kind=kind if kind in TENSORISH else Kind.UNKNOWN, step=st.index,
+                               value=value, alias_of=unpack_alias, alias_how=how, no_grad=st.no_grad)
+                else:
+                    self._assign_target(t, value, st) if not isinstance(t, (cst.Tuple, cst.List)) else None
+        elif isinstance(target, cst.Attribute):
+            self._expr(target.value, st)
+            root = self.alias_root(value)
+            if root is not None:
+                root[0].escapes.append((st.index, f"the attribute `{self.index.code(target)}`"))
+            self._note_detach(value, st, None, "attribute")
+        elif isinstance(target, cst.Subscript):
+            self._expr(target, st)
+            root = self.alias_root(value)
+            if root is not None:
+                root[0].escapes.append((st.index, f"the container `{self.index.code(target.value)}`"))
+            self._note_detach(value, st, None, "container")
+            base = self.alias_root(target.value)
+            if base is not None and base[0].kind in TENSORISH:
+                base[0].mutations.append((st.index, st.node))
+
+    def _bind_target(self, target, kind: Kind, st: Step, value) -> None:
+        if isinstance(target, cst.Name):
+            self._bind(target.value, kind=kind, step=st.index, value=value, no_grad=st.no_grad)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._bind_target(el.value, Kind.UNKNOWN, st, value)
+
+    def _mutate_target(self, target, node, st: Step) -> None:
+        if isinstance(target, cst.Name):
+            b = self.env.get(target.value)
+            if b is not None:
+                b.reads.append(st.index)
+                self.load_binding[id(target)] = b
+                self.target_binding[id(node)] = b
+                if b.kind in TENSORISH or b.kind is Kind.UNKNOWN:
+                    b.mutations.append((st.index, node))
+            self.inplace.append((st, node, b, target))
+        elif isinstance(target, cst.Subscript):
+            self._expr(target, st)
+            base = self.alias_root(target.value)
+            self.inplace.append((st, node, base[0] if base else None, target))
+            if base is not None:
+                base[0].mutations.append((st.index, node))
+        else:
+            self._expr(target, st)
+
+    def _note_detach(self, value, st: Step, holder: Binding | None, kept_in: str) -> None:
+        call = _detach_call(value)
+        if call is None:
+            return
+        src = self.alias_root(call.func.value)  # type: ignore[union-attr]
+        if src is None:
+            return
+        self.detaches.append(DetachEvent(st.index, call, src[0], holder, kept_in, value))
+
+    # -- expressions -----------------------------------------------------
+    def _expr(self, expr: cst.CSTNode, st: Step) -> None:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Name):
+                b = self.env.get(node.value)
+                if b is not None:
+                    b.reads.append(st.index)
+                    self.load_binding[id(node)] = b
+                continue
+            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+                continue
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Arg):
+                stack.append(node.value)
+                continue
+            if isinstance(node, cst.Call):
+                self._call_effects(node, st)
+            elif isinstance(node, cst.BinaryOperation):
+                self._binop_effects(node, st)
+            stack.extend(reversed(node.children))
+
+    def _save(self, expr, st: Step, why: str) -> None:
+        root = self.alias_root(expr)
+        if root is not None and root[0].kind in TENSORISH:
+            root[0].saved_at.append((st.index, why))
+
+    def _call_effects(self, call: cst.Call, st: Step) -> None:
+        func = call.func
+        code = _short(self.index, call)
+        if isinstance(func, cst.Attribute):
+            meth = func.attr.value
+            recv_kind = self.classify(func.value)[0]
+            if recv_kind in TENSORISH or recv_kind is Kind.UNKNOWN:
+                if torchapi.is_inplace_method(meth) and recv_kind is not Kind.UNKNOWN or (
+                    meth in torchapi.INPLACE_METHODS and recv_kind is Kind.UNKNOWN
+                ):
+                    root = self.alias_root(func.value)
+                    b = root[0] if root else None
+                    if b is not None:
+                        b.mutations.append((st.index, call))
+                        self.target_binding[id(call)] = b
+                    self.inplace.append((st, call, b, func.value))
+                if recv_kind in TENSORISH:
+                    if meth in torchapi.INPUT_SAVING_METHODS:
+                        self._save(func.value, st, f"`{code}` saved it")
+                    elif meth in torchapi.BINARY_SAVING_METHODS and call.args and \
+                            self.classify(call.args[0].value)[0] in TENSORISH:
+                        self._save(func.value, st, f"`{code}` saved it")
+                        self._save(call.args[0].value, st, f"`{code}` saved it")
+            if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
+                for arg in call.args:
+                    root = self.alias_root(arg.value)
+                    if root is not None:
+                        root[0].escapes.append((st.index, f"the container `{self.index.code(func.value)}`"))
+                    if meth == "append":
+                        self._note_detach(arg.value, st, None, "container")
+        q = qualname(func, self.index.imports)
+        if q in torchapi.INPUT_SAVING_FUNCS:
+            for arg in call.args:
+                if arg.keyword is None:
+                    self._save(arg.value, st, f"`{code}` saved it")
+        ctor = self._module_ctor_of_callee(func)
+        if ctor in torchapi.INPUT_SAVING_MODULES and call.args:
+            self._save(call.args[0].value, st, f"`{code}` ({ctor.rsplit('.', 1)[-1]}) saved its input for backward")
+        if isinstance(func, cst.Attribute) and func.attr.value in torchapi.VIEW_METHODS | torchapi.MAYBE_ALIAS_METHODS:
+            pass
+        # `t.detach().clamp_()` mutates t right away
+        if isinstance(func, cst.Attribute) and torchapi.is_inplace_method(func.attr.value):
+            inner = _detach_call(func.value)
+            if inner is not None:
+                src = self.alias_root(inner.func.value)  # type: ignore[union-attr]
+                if src is not None:
+                    self.detaches.append(DetachEvent(st.index, inner, src[0], None, "chained", func.value))
+
+    def _binop_effects(self, node: cst.BinaryOperation, st: Step) -> None:
+        op = node.operator
+        lk = self.classify(node.left)[0]
+        rk = self.classify(node.right)[0]
+        code = _short(self.index, node)
+        why = f"`{code}` saved it for backward"
+        if isinstance(op, cst.Power) and lk in TENSORISH:
+            self._save(node.left, st, why)
+        elif isinstance(op, cst.MatrixMultiply):
+            self._save(node.left, st, why)
+            self._save(node.right, st, why)
+        elif isinstance(op, cst.Multiply) and lk in TENSORISH and rk in TENSORISH:
+            self._save(node.left, st, why)
+            self._save(node.right, st, why)
+        elif isinstance(op, cst.Divide) and rk in TENSORISH:
+            self._save(node.right, st, why)
+            if lk in TENSORISH:
+                self._save(node.left, st, why)
+
+    def _module_ctor_of_callee(self, func) -> str | None:
+        if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+            if self.class_name:
+                return self.index.submodules.get(self.class_name, {}).get(func.attr.value)
+        if isinstance(func, cst.Name):
+            b = self.env.get(func.value)
+            if b is not None and b.kind is Kind.MODULE:
+                return b.ctor
+        return None
+
+    # -- classification --------------------------------------------------
+    def alias_root(self, expr) -> tuple[Binding, str] | None:
+        """The binding whose storage `expr` shares, and how, or None."""
+        how = ""
+        while True:
+            if isinstance(expr, cst.Name):
+                b = self.env.get(expr.value)
+                return (b, how or "assignment") if b is not None else None
+            if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
+                meth = expr.func.attr.value
+                if meth in torchapi.VIEW_METHODS or meth in torchapi.MAYBE_ALIAS_METHODS \
+                        or torchapi.is_inplace_method(meth) or meth in ("chunk", "split", "unbind"):
+                    how = how or ("detach" if meth == "detach" else "chunk" if meth in ("chunk", "split", "unbind") else "view")
+                    expr = expr.func.value
+                    continue
+                return None
+            if isinstance(expr, cst.Attribute) and expr.attr.value in torchapi.VIEW_ATTRIBUTES:
+                how = how or "view"
+                expr = expr.value
+                continue
+            if isinstance(expr, cst.Subscript):
+                how = how or "view"
+                expr = expr.value
+                continue
+            return None
+
+    def classify(self, expr) -> tuple[Kind, str | None, bool, Binding | None, str]:
+        """(kind, constructor, saves its output, storage root, how aliased)."""
+        alias = self.alias_root(expr)
+        root, how = (alias if alias else (None, ""))
+        if isinstance(expr, cst.Name):
+            b = self.env.get(expr.value)
+            if b is None:
+                return Kind.UNKNOWN, None, False, None, ""
+            return b.kind, b.ctor, False, b, "assignment"
+        if isinstance(expr, (cst.Integer, cst.Float, cst.Imaginary)):
+            return Kind.NUMBER, None, False, None, ""
+        if isinstance(expr, cst.UnaryOperation):
+            k = self.classify(expr.expression)[0]
+            return k, None, False, None, ""
+        if isinstance(expr, cst.BinaryOperation):
+            lk = self.classify(expr.left)[0]
+            rk = self.classify(expr.right)[0]
+            if lk in TENSORISH or rk in TENSORISH:
+                return Kind.TENSOR, None, False, None, ""
+            if Kind.NUMPY in (lk, rk):
+                return Kind.NUMPY, None, False, None, ""
+            if lk is Kind.NUMBER and rk is Kind.NUMBER:
+                return Kind.NUMBER, None, False, None, ""
+            return Kind.UNKNOWN, None, False, None, ""
+        if isinstance(expr, cst.Subscript):
+            k = self.classify(expr.value)[0]
+            if k in TENSORISH:
+                return Kind.TENSOR, None, False, root, how
+            return (Kind.NUMPY if k is Kind.NUMPY else Kind.UNKNOWN), None, False, None, ""
+        if isinstance(expr, cst.Attribute):
+            q = qualname(expr, self.index.imports)
+            k = self.classify(expr.value)[0]
+            if k in TENSORISH and expr.attr.value in torchapi.VIEW_ATTRIBUTES:
+                return Kind.TENSOR, None, False, root, how
+            if k in TENSORISH and expr.attr.value == "grad":
+                return Kind.TENSOR, None, False, None, ""
+            if q and q.startswith("numpy."):
+                return Kind.OTHER, None, False, None, ""
+            return Kind.UNKNOWN, None, False, None, ""
+        if isinstance(expr, cst.Call):
+            return self._classify_call(expr, root, how)
+        if isinstance(expr, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString,
+                             cst.List, cst.Tuple, cst.Dict, cst.Set, cst.ListComp, cst.DictComp,
+                             cst.SetComp, cst.GeneratorExp)):
+            return Kind.OTHER, None, False, None, ""
+        if isinstance(expr, cst.IfExp):
+            a = self.classify(expr.body)[0]
+            b = self.classify(expr.orelse)[0]
+            return (a if a is b else Kind.UNKNOWN), None, False, None, ""
+        return Kind.UNKNOWN, None, False, None, ""
+
+    def _classify_call(self, call: cst.Call, root, how):
+        func = call.func
+        q = qualname(func, self.index.imports)
+        resolved = q is not None and (q.split(".")[0] in ("torch", "numpy", "torchvision") or q in self.index.module_classes)
+        if isinstance(func, cst.Attribute) and not resolved:
+            recv = func.value
+            meth = func.attr.value
+            if isinstance(recv, cst.Name) and recv.value == "self":
+                if self.class_name and self.class_name in self.index.module_classes:
+                    ctor = self.index.submodules.get(self.class_name, {}).get(meth)
+                    saved = ctor in torchapi.OUTPUT_SAVING_MODULES
+                    return Kind.TENSOR, None, saved, None, ""
+                return Kind.UNKNOWN, None, False, None, ""
+            rk, rctor = self.classify(recv)[:2]
+            if rk in TENSORISH:
+                if meth in torchapi.NON_TENSOR_METHODS:
+                    return Kind.OTHER, None, False, None, ""
+                if meth in ("numpy",):
+                    return Kind.NUMPY, None, False, root, how
+                return Kind.TENSOR, None, meth in torchapi.OUTPUT_SAVING_METHODS, root, how
+            if rk is Kind.NUMPY:
+                return Kind.NUMPY, None, False, None, ""
+            if rk is Kind.MODULE:
+                if meth in ("to", "cuda", "cpu", "train", "eval", "double", "float", "half", "requires_grad_"):
+                    return Kind.MODULE, rctor, False, None, ""
+                if meth in ("parameters", "named_parameters", "modules", "children", "state_dict", "buffers",
+                            "named_modules", "zero_grad", "apply", "register_forward_hook", "load_state_dict"):
+                    return Kind.OTHER, None, False, None, ""
+                return Kind.TENSOR, None, False, None, ""
+            if rk is Kind.UNKNOWN and meth in {"detach"} | torchapi.OUTPUT_SAVING_METHODS:
+                # only tensors have .detach()/.sigmoid(); the receiver is one
+                return Kind.TENSOR, None, meth in torchapi.OUTPUT_SAVING_METHODS, root, how
+            return Kind.UNKNOWN, None, False, None, ""
+        if q is None:
+            if isinstance(func, cst.Name):
+                return Kind.UNKNOWN, None, False, None, ""
+            return Kind.UNKNOWN, None, False, None, ""
+        if q in self.index.module_classes or torchapi.is_nn_module_ctor(q):
+            return Kind.MODULE, q, False, None, ""
+        if q.startswith("numpy."):
+            return Kind.NUMPY, None, False, None, ""
+        if q.startswith(torchapi.SCHEDULER_PREFIXES) or q.startswith("transformers.get_"):
+            return Kind.SCHEDULER, q, False, None, ""
+        if q.startswith(torchapi.OPTIMIZER_PREFIXES):
+            return Kind.OPTIMIZER, q, False, None, ""
+        if q in ("torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler"):
+            return Kind.SCALER, q, False, None, ""
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return Kind.PARAMETER, None, False, None, ""
+        if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.")) \
+                and q not in ("torch.device", "torch.Size", "torch.finfo", "torch.iinfo", "torch.manual_seed",
+                              "torch.is_tensor", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
+                              "torch.set_grad_enabled", "torch.autocast", "torch.load", "torch.save", "torch.numel",
+                              "torch.get_default_dtype", "torch.dtype", "torch.compile"):
+            return Kind.TENSOR, None, q in torchapi.OUTPUT_SAVING_FUNCS, None, ""
+        if isinstance(func, cst.Name):
+            b = self.env.get(func.value)
+            if b is not None and b.kind is Kind.MODULE:
+                return Kind.TENSOR, None, b.ctor in torchapi.OUTPUT_SAVING_MODULES, None, ""
+        return Kind.UNKNOWN, None, False, None, ""
+
+    def _derived_no_grad(self, value) -> bool:
+        """A value computed only from tensors that were produced under no_grad."""
+        names = []
+        stack = [value]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Call):
+                f = node.func
+                if isinstance(f, cst.Attribute) and isinstance(f.value, cst.Name) and f.value.value == "self":
+                    return False
+                if isinstance(f, cst.Name):
+                    b = self.env.get(f.value)
+                    if b is not None and b.kind is Kind.MODULE:
+                        return False
+            if isinstance(node, cst.Name):
+                b = self.env.get(node.value)
+                if b is not None and b.kind in TENSORISH:
+                    names.append(b)
+                continue
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+                continue
+            stack.extend(node.children)
+        return bool(names) and all(b.no_grad for b in names)
+
+
+def _detach_call(expr) -> cst.Call | None:
+    """The `t.detach()` inside `t.detach()`, `t.detach().cpu()`, `t.detach().numpy()`; None when cloned."""
+    node = expr
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        meth = node.func.attr.value
+        if meth == "detach":
+            return node
+        if meth in ("cpu", "numpy", "to", "view", "reshape", "float", "squeeze", "unsqueeze", "flatten"):
+            node = node.func.value
+            continue
+        return None
+    return None
+
+
+def _container_elements(value):
+    if isinstance(value, cst.Dict):
+        return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return [e.value for e in value.elements]
+
+
+def _short(index, node, limit: int = 60) -> str:
+    if node is None:
+        return "?"
+    text = " ".join(index.code(node).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."

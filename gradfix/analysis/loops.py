@@ -1,0 +1,166 @@
+"""Training steps: where the forward pass, `backward()` and `optimizer.step()` sit.
+
+A training step is found in any scope (module body or function) as the
+statements around a backward call: `loss.backward()`,
+`scaler.scale(loss).backward()`, `accelerator.backward(loss)` or
+`torch.autograd.backward(loss)`. Statements are ordered by the scope's Flow.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradfix.analysis.flow import Flow, Kind, Step
+from gradfix.analysis.names import qualname
+
+MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",
+                         "decoder", "classifier", "backbone", "student", "teacher"})
+
+
+@dataclass(eq=False)
+class TrainingLoop:
+    flow: Flow
+    backward: Step                 # the step holding the backward call
+    backward_call: cst.Call
+    loss: cst.BaseExpression       # what is backpropagated (inside scale(...) when scaled)
+    loss_holder: cst.CSTNode       # the node that directly holds `loss` (for rewrites)
+    loop: cst.CSTNode | None       # innermost For/While around backward, None for a straight-line step
+    steps: list[Step]              # the loop body's steps (the scope's steps when loop is None)
+    forward: Step | None           # first model call before backward in the same iteration
+    opt_step: Step | None          # first optimizer.step()/scaler.step(opt) after backward
+    after_step_line: cst.CSTNode | None  # the statement line after which post-step code goes
+
+    def between_forward_and_backward(self) -> list[Step]:
+        if self.forward is None:
+            return []
+        return [s for s in self.steps if self.forward.index < s.index < self.backward.index]
+
+    def before_backward(self) -> list[Step]:
+        return [s for s in self.steps if s.index < self.backward.index]
+
+
+def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst.CSTNode] | None:
+    """For a backward call, the expression backpropagated and the node holding it."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "backward":
+        recv = func.value
+        if not call.args or call.args[0].keyword is not None:
+            # loss.backward() / scaler.scale(loss).backward()
+            if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value == "scale" \
+                    and recv.args:
+                return recv.args[0].value, recv.args[0]
+            if isinstance(recv, cst.Name) and flow.env.get(recv.value) is not None and \
+                    flow.env[recv.value].kind in (Kind.OTHER,):
+                return None
+            return recv, call.func
+        # accelerator.backward(loss) / torch.autograd.backward(loss)
+        q = qualname(func, flow.index.imports) or ""
+        if q == "torch.autograd.backward" or isinstance(recv, cst.Name):
+            return call.args[0].value, call.args[0]
+    return None
+
+
+def _walk_calls(node):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        if isinstance(cur, (cst.Lambda,)):
+            continue
+        if isinstance(cur, cst.Call):
+            yield cur
+        stack.extend(cur.children)
+
+
+def is_model_call(call: cst.Call, flow: Flow) -> bool:
+    func = call.func
+    if isinstance(func, cst.Name):
+        b = flow.env.get(func.value)
+        if b is not None and b.kind is Kind.MODULE:
+            return True
+        # the final env is the end of the scope; look at every binding of that name
+        for bd in flow.bindings:
+            if bd.name == func.value and bd.kind is Kind.MODULE:
+                return True
+        if func.value.lower() in MODEL_NAMES:
+            return True
+        return False
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return func.attr.value.lower() in MODEL_NAMES
+    return False
+
+
+def _is_optimizer_step(call: cst.Call, flow: Flow) -> bool:
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value == "step"):
+        return False
+    recv = func.value
+    name = flow.index.code(recv).lower()
+    kinds = {b.kind for b in flow.bindings if isinstance(recv, cst.Name) and b.name == recv.value}
+    if Kind.SCHEDULER in kinds or "sched" in name:
+        return False
+    if Kind.SCALER in kinds or "scaler" in name:
+        return bool(call.args)
+    return Kind.OPTIMIZER in kinds or "opt" in name
+
+
+def find_training_loops(flow: Flow) -> list[TrainingLoop]:
+    loops: list[TrainingLoop] = []
+    for st in flow.steps:
+        for call in _walk_calls(st.node if not isinstance(st.node, cst.BaseCompoundStatement) else _header(st.node)):
+            target = backward_target(call, flow)
+            if target is None:
+                continue
+            loss, holder = target
+            loop = st.loops[-1] if st.loops else None
+            if loop is not None:
+                body = [s for s in flow.steps if loop in s.loops and s is not None]
+            else:
+                body = list(flow.steps)
+            forward = None
+            for s in body:
+                if s.index >= st.index:
+                    break
+                node = s.node if not isinstance(s.node, cst.BaseCompoundStatement) else _header(s.node)
+                if any(is_model_call(c, flow) for c in _walk_calls(node)):
+                    forward = s
+                    break
+            opt_step = None
+            after_line = None
+            for s in body:
+                if s.index < st.index:
+                    continue
+                node = s.node if not isinstance(s.node, cst.BaseCompoundStatement) else None
+                if node is not None and any(_is_optimizer_step(c, flow) for c in _walk_calls(node)):
+                    opt_step = s
+                    after_line = s.line
+                    break
+            if opt_step is not None:
+                # under AMP, `scaler.update()` follows the step; post-step code goes after it
+                for s in body:
+                    if s.index <= opt_step.index or isinstance(s.node, cst.BaseCompoundStatement):
+                        continue
+                    calls = list(_walk_calls(s.node))
+                    if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "update" and
+                           "scaler" in flow.index.code(c.func.value).lower() for c in calls):
+                        if _same_block(flow, s.line, opt_step.line):
+                            after_line = s.line
+                        break
+                    if s.line is not opt_step.line:
+                        break
+            loops.append(TrainingLoop(flow, st, call, loss, holder, loop, body, forward, opt_step, after_line))
+    return loops
+
+
+def _header(node: cst.BaseCompoundStatement) -> cst.CSTNode:
+    for attr in ("test", "iter"):
+        if hasattr(node, attr):
+            return getattr(node, attr)
+    if isinstance(node, cst.With):
+        return cst.Tuple([cst.Element(i.item) for i in node.items])
+    return cst.Name("None")
+
+
+def _same_block(flow: Flow, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+    return flow.index.parents.get(a) is flow.index.parents.get(b)

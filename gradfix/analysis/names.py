@@ -1,0 +1,67 @@
+"""Resolve dotted names through the file's imports (`F.relu` -> `torch.nn.functional.relu`)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+
+def dotted(expr: cst.BaseExpression) -> str | None:
+    """`a.b.c` for Name/Attribute chains, else None."""
+    parts: list[str] = []
+    while isinstance(expr, cst.Attribute):
+        parts.append(expr.attr.value)
+        expr = expr.value
+    if isinstance(expr, cst.Name):
+        parts.append(expr.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class ImportMap:
+    """Local alias -> fully qualified name, from the module's top-level and nested imports."""
+
+    def __init__(self, module: cst.Module):
+        self.aliases: dict[str, str] = {}
+        for node in _walk_imports(module):
+            if isinstance(node, cst.Import):
+                for alias in node.names:
+                    full = dotted(alias.name) or ""
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        self.aliases[alias.asname.name.value] = full
+                    else:
+                        root = full.split(".")[0]
+                        self.aliases.setdefault(root, root)
+            elif isinstance(node, cst.ImportFrom):
+                if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                    continue
+                base = dotted(node.module) or ""
+                for alias in node.names:
+                    name = dotted(alias.name) or ""
+                    local = name
+                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                        local = alias.asname.name.value
+                    self.aliases[local] = f"{base}.{name}"
+
+    def resolve(self, name: str) -> str:
+        root, _, rest = name.partition(".")
+        full = self.aliases.get(root)
+        if full is None:
+            return name
+        return f"{full}.{rest}" if rest else full
+
+
+def qualname(expr: cst.BaseExpression, imports: ImportMap) -> str | None:
+    name = dotted(expr)
+    return imports.resolve(name) if name is not None else None
+
+
+def _walk_imports(module: cst.Module):
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.Import, cst.ImportFrom)):
+            yield node
+            continue
+        if isinstance(node, (cst.BaseExpression,)):
+            continue
+        stack.extend(reversed(node.children))

@@ -1,0 +1,110 @@
+"""What PyTorch operations do to autograd: which save their input or output,
+which return views, which mutate in place. The measured cases live in
+../shared/design/verification.md section 1.2; the rest follows each op's
+derivative formula (an op needs its input saved when its derivative reads it).
+"""
+
+from __future__ import annotations
+
+# Ops whose backward reads their OUTPUT: mutating the result in place breaks backward.
+OUTPUT_SAVING_FUNCS = frozenset(
+    {
+        "torch.sigmoid", "torch.tanh", "torch.exp", "torch.softmax", "torch.log_softmax",
+        "torch.relu", "torch.sqrt", "torch.rsqrt", "torch.reciprocal", "torch.special.expit",
+        "torch.nn.functional.sigmoid", "torch.nn.functional.tanh", "torch.nn.functional.softmax",
+        "torch.nn.functional.log_softmax", "torch.nn.functional.relu", "torch.nn.functional.elu",
+        "torch.nn.functional.relu6",
+    }
+)
+OUTPUT_SAVING_METHODS = frozenset(
+    {"sigmoid", "tanh", "exp", "softmax", "log_softmax", "relu", "sqrt", "rsqrt", "reciprocal"}
+)
+OUTPUT_SAVING_MODULES = frozenset(
+    {"torch.nn.Sigmoid", "torch.nn.Tanh", "torch.nn.ReLU", "torch.nn.Softmax", "torch.nn.LogSoftmax", "torch.nn.ELU"}
+)
+
+# Ops whose backward reads their (tensor) INPUT.
+INPUT_SAVING_FUNCS = frozenset(
+    {
+        "torch.norm", "torch.linalg.norm", "torch.linalg.vector_norm", "torch.pow", "torch.matmul",
+        "torch.mm", "torch.bmm", "torch.mv", "torch.dot", "torch.einsum", "torch.log", "torch.abs",
+        "torch.clamp", "torch.clip", "torch.sin", "torch.cos", "torch.prod", "torch.square",
+        "torch.nn.functional.normalize", "torch.nn.functional.linear", "torch.nn.functional.conv1d",
+        "torch.nn.functional.conv2d", "torch.nn.functional.conv3d", "torch.nn.functional.gelu",
+        "torch.nn.functional.silu", "torch.nn.functional.leaky_relu", "torch.nn.functional.layer_norm",
+        "torch.nn.functional.cosine_similarity", "torch.cdist",
+    }
+)
+INPUT_SAVING_METHODS = frozenset(
+    {"norm", "pow", "matmul", "mm", "bmm", "mv", "dot", "log", "abs", "clamp", "clip", "sin", "cos", "prod", "square", "std", "var"}
+)
+# Tensor-tensor binary methods that save their receiver when the other side is a tensor.
+BINARY_SAVING_METHODS = frozenset({"mul", "div", "multiply", "divide"})
+INPUT_SAVING_MODULES = frozenset(
+    {
+        "torch.nn.Linear", "torch.nn.Bilinear", "torch.nn.Conv1d", "torch.nn.Conv2d", "torch.nn.Conv3d",
+        "torch.nn.ConvTranspose1d", "torch.nn.ConvTranspose2d", "torch.nn.ConvTranspose3d",
+        "torch.nn.LayerNorm", "torch.nn.GroupNorm", "torch.nn.BatchNorm1d", "torch.nn.BatchNorm2d",
+        "torch.nn.BatchNorm3d", "torch.nn.GELU", "torch.nn.SiLU", "torch.nn.LeakyReLU", "torch.nn.PReLU",
+    }
+)
+
+# Methods returning a tensor that shares storage (and the version counter) with the receiver.
+VIEW_METHODS = frozenset(
+    {
+        "detach", "view", "view_as", "reshape", "reshape_as", "t", "transpose", "permute", "expand",
+        "expand_as", "squeeze", "unsqueeze", "flatten", "unflatten", "narrow", "select", "diagonal",
+        "as_strided", "unfold", "contiguous", "movedim", "swapaxes", "swapdims", "mT", "T",
+    }
+)
+# On CPU these alias too (.cpu() of a CPU tensor, .numpy()); hazards.md: "real aliases".
+MAYBE_ALIAS_METHODS = frozenset({"cpu", "numpy", "to", "type_as", "float", "double", "half"})
+VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "real", "imag"})
+
+# In-place tensor methods and their out-of-place twins (same arguments).
+INPLACE_METHODS = {
+    "div_": "div", "mul_": "mul", "add_": "add", "sub_": "sub", "clamp_": "clamp", "clip_": "clip",
+    "clamp_min_": "clamp_min", "clamp_max_": "clamp_max", "pow_": "pow", "exp_": "exp",
+    "sigmoid_": "sigmoid", "tanh_": "tanh", "relu_": "relu", "neg_": "neg", "abs_": "abs",
+    "sqrt_": "sqrt", "rsqrt_": "rsqrt", "log_": "log", "square_": "square", "true_divide_": "true_divide",
+    "masked_fill_": "masked_fill", "addcmul_": "addcmul", "addcdiv_": "addcdiv", "lerp_": "lerp",
+    "nan_to_num_": "nan_to_num", "reciprocal_": "reciprocal", "sin_": "sin", "cos_": "cos",
+    "floor_": "floor", "ceil_": "ceil", "round_": "round", "renorm_": "renorm", "fill_": None,
+    "zero_": None, "copy_": None, "normal_": None, "uniform_": None, "scatter_": "scatter",
+    "index_fill_": "index_fill", "index_add_": "index_add", "masked_scatter_": "masked_scatter",
+    "softmax_": None,
+}
+# Trailing-underscore methods that do not write tensor data.
+NON_MUTATING_UNDERSCORE = frozenset({"requires_grad_", "share_memory_", "retain_grad_", "set_", "resize_"})
+
+# Methods that leave the tensor world (results are Python values or NumPy arrays).
+NON_TENSOR_METHODS = frozenset(
+    {"item", "tolist", "size", "dim", "numel", "stride", "data_ptr", "element_size", "is_contiguous",
+     "backward", "register_hook", "retain_grad", "__len__", "nelement", "get_device", "storage"}
+)
+
+OPTIMIZER_PREFIXES = ("torch.optim.", "apex.optimizers.", "bitsandbytes.optim.", "transformers.AdamW")
+SCHEDULER_PREFIXES = ("torch.optim.lr_scheduler.",)
+NO_GRAD_CONTEXTS = frozenset(
+    {"torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+     "torch.autograd.inference_mode"}
+)
+
+
+def is_inplace_method(name: str) -> bool:
+    return name.endswith("_") and not name.endswith("__") and name not in NON_MUTATING_UNDERSCORE
+
+
+def is_torch_func(q: str | None) -> bool:
+    return bool(q) and (q == "torch" or q.startswith("torch."))
+
+
+def is_nn_module_ctor(q: str | None) -> bool:
+    """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`, torchvision models: constructors of modules."""
+    if not q:
+        return False
+    last = q.rsplit(".", 1)[-1]
+    if q.startswith("torch.nn.") and not q.startswith("torch.nn.functional") and not q.startswith("torch.nn.init") \
+            and not q.startswith("torch.nn.utils") and last[:1].isupper():
+        return not q.startswith("torch.nn.Parameter")
+    return q.startswith("torchvision.models.")

@@ -1,0 +1,155 @@
+"""Helpers shared by the training-step rules (GF103, GF104, GF201): literal values,
+the statements that build the model and optimizer, the names that flow into the loss,
+and the snippets the verifier's train-step check runs."""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.loops import TrainingLoop, is_model_call, _walk_calls
+
+
+def literal_number(expr: cst.BaseExpression) -> float | None:
+    """The value of `1e9`, `1_000_000_000`, `10 ** 9`, `(1e-6)`; None for anything else."""
+    if isinstance(expr, (cst.Integer, cst.Float)):
+        try:
+            return float(ast.literal_eval(expr.value.replace("_", "")))
+        except (ValueError, SyntaxError):
+            return None
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, (cst.Minus, cst.Plus)):
+        v = literal_number(expr.expression)
+        if v is None:
+            return None
+        return -v if isinstance(expr.operator, cst.Minus) else v
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Power, cst.Multiply)):
+        a, b = literal_number(expr.left), literal_number(expr.right)
+        if a is None or b is None:
+            return None
+        try:
+            return a ** b if isinstance(expr.operator, cst.Power) else a * b
+        except OverflowError:
+            return None
+    return None
+
+
+def torch_alias(flow: Flow) -> str | None:
+    for local, full in flow.index.imports.aliases.items():
+        if full == "torch":
+            return local
+    return None
+
+
+def model_and_optimizer_setup(tl: TrainingLoop) -> tuple[str | None, str | None, float | None]:
+    """Source lines that build the loop's model and optimizer at module level, the model's name, and lr.
+
+    Only for loops in the module body, where those statements are plain top-level
+    assignments the verifier can run; None otherwise.
+    """
+    flow = tl.flow
+    if not isinstance(flow.scope, cst.Module) or tl.forward is None:
+        return None, None, None
+    model = None
+    for call in _walk_calls(tl.forward.node):
+        if is_model_call(call, flow) and isinstance(call.func, cst.Name):
+            model = call.func.value
+            break
+    opt = None
+    if tl.opt_step is not None:
+        for call in _walk_calls(tl.opt_step.node):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step":
+                if call.args and isinstance(call.args[0].value, cst.Name):
+                    opt = call.args[0].value.value
+                elif isinstance(call.func.value, cst.Name):
+                    opt = call.func.value.value
+                break
+    if model is None or opt is None:
+        return None, model, None
+    lines = []
+    lr = None
+    for stmt in flow.scope.body:
+        if not isinstance(stmt, cst.SimpleStatementLine):
+            continue
+        for small in stmt.body:
+            if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name):
+                name = small.targets[0].target.value
+                if name in (model, opt):
+                    lines.append(cst.Module([]).code_for_node(small).strip())
+                    if name == opt and isinstance(small.value, cst.Call):
+                        for arg in small.value.args:
+                            if arg.keyword is not None and arg.keyword.value == "lr":
+                                lr = literal_number(arg.value)
+    if len(lines) < 2:
+        return None, model, None
+    return "\n".join(lines), model, lr
+
+
+def step_snippet(model: str, opt: str, extra_before_backward: str = "", term: str | None = None,
+                 after_step: str = "") -> str:
+    """One training step for the verifier: synthetic input, projected loss, backward, step."""
+    lines = ["__gf_x = __gf_input()", f"__gf_out = {model}(__gf_x)", "__gf_l = __gf_loss(__gf_out)"]
+    if extra_before_backward:
+        lines.append(extra_before_backward)
+    if term is not None:
+        lines.append(f"__gf_r = {term}")
+        lines.append("__gf_l = __gf_l + (__gf_r if torch.is_tensor(__gf_r) else 0)")
+    lines += [f"{opt}.zero_grad()", "__gf_l.backward()", f"{opt}.step()"]
+    if after_step:
+        lines.append(after_step)
+    return "\n".join(lines)
+
+
+def optimizer_name(tl: TrainingLoop) -> str | None:
+    if tl.opt_step is None:
+        return None
+    for call in _walk_calls(tl.opt_step.node):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step":
+            if call.args and isinstance(call.args[0].value, cst.Name):
+                return call.args[0].value.value
+            if isinstance(call.func.value, cst.Name):
+                return call.func.value.value
+    return None
+
+
+def names_in(expr: cst.CSTNode) -> set[str]:
+    found = set()
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name):
+            found.add(node.value)
+            continue
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)
+            continue
+        if isinstance(node, cst.Arg):
+            stack.append(node.value)
+            continue
+        stack.extend(node.children)
+    return found
+
+
+def loss_expressions(tl: TrainingLoop) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+    """(statement, value) pairs whose value flows into the backpropagated loss, latest first."""
+    flow = tl.flow
+    wanted = names_in(tl.loss)
+    out: list[tuple[cst.CSTNode, cst.BaseExpression]] = [(tl.backward.node, tl.loss)]
+    for st in reversed(flow.steps[: tl.backward.index]):
+        node = st.node
+        if st.no_grad:
+            continue
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+            if any(isinstance(t, cst.Name) and t.value in wanted for t in targets):
+                out.append((node, node.value))
+                wanted |= names_in(node.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in wanted:
+            out.append((node, node.value))
+            wanted |= names_in(node.value)
+    return out
+
+
+def kinds_of(flow: Flow, name: str) -> set[Kind]:
+    return {b.kind for b in flow.bindings if b.name == name}

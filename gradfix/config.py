@@ -1,0 +1,116 @@
+"""`[tool.gradfix]` in the nearest pyproject.toml, merged with command-line flags.
+
+```toml
+[tool.gradfix]
+select = ["GF1", "GF201"]      # rule ids or prefixes; default: all
+ignore = ["GF104"]
+exclude = ["legacy/", "*_pb2.py"]
+
+[tool.gradfix.rules.GF201]
+threshold = 1000.0             # smallest literal divisor that counts as a loss scale
+```
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+class ConfigError(Exception):
+    pass
+
+
+@dataclass
+class Config:
+    select: list[str] | None = None
+    ignore: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    path: str | None = None           # the pyproject.toml it came from
+    root: str | None = None           # its directory (project root)
+
+    def enabled(self, rule_id: str) -> bool:
+        if self.select is not None and not any(rule_id.startswith(s) for s in self.select):
+            return False
+        return not any(rule_id.startswith(i) for i in self.ignore)
+
+    def options_for(self, rule_id: str) -> dict[str, Any]:
+        return self.rule_options.get(rule_id, {})
+
+
+def find_pyproject(start: str) -> str | None:
+    cur = os.path.abspath(start)
+    if os.path.isfile(cur):
+        cur = os.path.dirname(cur)
+    while True:
+        candidate = os.path.join(cur, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            return None
+        cur = parent
+
+
+def _str_list(value: Any, key: str, path: str) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{path}: [tool.gradfix] {key} must be a list of strings")
+    return list(value)
+
+
+def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
+    path = find_pyproject(start)
+    if path is None:
+        return Config()
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc}") from exc
+    section = data.get("tool", {}).get("gradfix")
+    config = Config(path=path, root=os.path.dirname(path))
+    if section is None:
+        return config
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.gradfix] must be a table")
+    known = set(known_rules)
+    allowed = {"select", "ignore", "exclude", "rules", "verify"}
+    for key in section:
+        if key not in allowed:
+            raise ConfigError(f"{path}: unknown key [tool.gradfix] {key!r} (expected one of {sorted(allowed)})")
+    if "select" in section:
+        config.select = _str_list(section["select"], "select", path)
+    if "ignore" in section:
+        config.ignore = _str_list(section["ignore"], "ignore", path)
+    if "exclude" in section:
+        config.exclude = _str_list(section["exclude"], "exclude", path)
+    for key in ("select", "ignore"):
+        for code in getattr(config, key) or []:
+            check_selector(code, known, f"{path}: [tool.gradfix] {key}")
+    rules = section.get("rules", {})
+    if not isinstance(rules, dict):
+        raise ConfigError(f"{path}: [tool.gradfix.rules] must be a table")
+    for rule_id, opts in rules.items():
+        if known and rule_id not in known:
+            raise ConfigError(f"{path}: [tool.gradfix.rules.{rule_id}]: unknown rule")
+        if not isinstance(opts, dict):
+            raise ConfigError(f"{path}: [tool.gradfix.rules.{rule_id}] must be a table")
+        config.rule_options[rule_id] = dict(opts)
+    return config
+
+
+def check_selector(code: str, known: set[str], where: str) -> None:
+    if known and not any(k.startswith(code) for k in known):
+        raise ConfigError(f"{where}: unknown rule selector {code!r}")

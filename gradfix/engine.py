@@ -1,0 +1,296 @@
+"""The pipeline: parse -> match -> rewrite -> verify -> decide -> (caller) emit.
+
+Every front end calls this module: `check` uses `lint_source`, `apply`, the
+interactive review and the LSP use `fix_source` with their own `decide`.
+Fixes are applied to a fixpoint (bounded); a fix whose output does not parse is
+dropped and reported; a change rejected once is not offered again.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field, replace
+from typing import Callable, Iterable, Sequence
+
+import libcst as cst
+
+from gradfix import suppression
+from gradfix.analysis import FileIndex
+from gradfix.config import Config
+from gradfix.diffing import line_map
+from gradfix.model import FileError, Finding, Fix, Safety, Verdict
+from gradfix.rule import Rule, RuleContext
+
+MAX_ROUNDS = 10
+APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.EXPECTED_CHANGE)
+
+
+@dataclass
+class Change:
+    """One proposed rewrite, alone against the source of its round."""
+
+    path: str
+    finding: Finding
+    line: int                      # 1-based line of the finding in the ORIGINAL file
+    before: str                    # source the fix applies to
+    after: str                     # source with only this fix applied
+    verdict: Verdict = Verdict.NOT_VERIFIED
+    detail: str = ""
+    unit: str | None = None
+    applied: bool = False
+    reason: str = ""               # why it was not applied
+
+    @property
+    def rule(self) -> str:
+        return self.finding.rule
+
+    @property
+    def fix(self) -> Fix:
+        assert self.finding.fix is not None
+        return self.finding.fix
+
+
+@dataclass
+class FixResult:
+    path: str
+    original: str
+    fixed: str
+    changes: list[Change] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)     # what remains in `fixed`
+    errors: list[FileError] = field(default_factory=list)
+    stopped: bool = False                                       # the user quit
+
+
+@dataclass(frozen=True)
+class Policy:
+    """Which changes `apply` takes without asking (the verdict decides when verification ran)."""
+
+    unsafe_fixes: bool = False
+    allow_untestable: bool = False
+
+    def accepts(self, change: Change) -> tuple[bool, str]:
+        v = change.verdict
+        if v is Verdict.NOT_VERIFIED:
+            if change.fix.safety is Safety.SAFE or self.unsafe_fixes:
+                return True, ""
+            return False, "unsafe fix not verified (--no-verify): pass --unsafe-fixes to apply"
+        if v in APPLIED_VERDICTS:
+            return True, ""
+        if v is Verdict.UNTESTABLE:
+            if self.allow_untestable:
+                return True, ""
+            return False, f"untestable: {change.detail} (pass --allow-untestable to apply)"
+        return False, f"verification failed: {change.detail}"
+
+
+Decide = Callable[[list[Change]], "Decision"]
+
+
+@dataclass
+class Decision:
+    accept: list[bool]
+    stop: bool = False
+
+
+class ParseFailure(Exception):
+    def __init__(self, message: str, line: int | None):
+        super().__init__(message)
+        self.line = line
+
+
+def parse(source: str, path: str) -> cst.Module:
+    try:
+        return cst.parse_module(source)
+    except cst.ParserSyntaxError as exc:
+        raise ParseFailure(f"syntax error: {exc.message}", exc.raw_line) from exc
+    except (RecursionError, ValueError) as exc:
+        raise ParseFailure(f"cannot parse: {exc}", None) from exc
+
+
+def _parses(source: str) -> str | None:
+    try:
+        ast.parse(source)
+        cst.parse_module(source)
+    except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
+        return str(exc).splitlines()[0]
+    return None
+
+
+class _ApplyEdits(cst.CSTTransformer):
+    def __init__(self, edits: Iterable):
+        super().__init__()
+        self.by_node = {id(e.node): e.replacement for e in edits}
+
+    def on_leave(self, original_node, updated_node):
+        replacement = self.by_node.get(id(original_node))
+        if replacement is None:
+            return updated_node
+        return replacement
+
+
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> str:
+    edits = [e for f in fixes for e in f.edits]
+    return module.visit(_ApplyEdits(edits)).code
+
+
+class Engine:
+    def __init__(self, rules: Sequence[type[Rule]], config: Config | None = None):
+        self.config = config or Config()
+        self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
+
+    # -- match -----------------------------------------------------------
+    def _findings(self, module: cst.Module, source: str, path: str) -> list[Finding]:
+        wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
+        index = FileIndex(wrapper)
+        table = suppression.suppressions(source)
+        found: list[Finding] = []
+        for rule in self.rules:
+            ctx = RuleContext(index, path, rule)
+            for f in rule.check(ctx):
+                if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line):
+                    found.append(f)
+        found.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
+        return _dedupe(found)
+
+    def lint_source(self, source: str, path: str) -> tuple[list[Finding], list[FileError]]:
+        try:
+            module = parse(source, path)
+        except ParseFailure as exc:
+            return [], [FileError(path, exc.line, str(exc))]
+        try:
+            return self._findings(module, source, path), []
+        except RecursionError:
+            return [], [FileError(path, None, "file too deeply nested to analyse")]
+
+    # -- rewrite, verify, decide -----------------------------------------
+    def fix_source(self, source: str, path: str, decide: Decide, verifier=None, project_root: str | None = None) -> FixResult:
+        result = FixResult(path=path, original=source, fixed=source)
+        rejected: set[tuple] = set()
+        current = source
+        for _round in range(MAX_ROUNDS):
+            try:
+                module = parse(current, path)
+            except ParseFailure as exc:
+                result.errors.append(FileError(path, exc.line, str(exc)))
+                return result
+            findings = self._findings(module, current, path)
+            mapping = line_map(source, current) if current is not source else None
+            candidates: list[Change] = []
+            for f in findings:
+                if f.fix is None:
+                    continue
+                line = mapping.get(f.span.line, f.span.line) if mapping is not None else f.span.line
+                key = (f.rule, line, tuple(module.code_for_node(e.node) for e in f.fix.edits))
+                if key in rejected:
+                    continue
+                after = apply_fixes(module, [f.fix])
+                problem = _parses(after)
+                if problem is not None:
+                    rejected.add(key)
+                    result.errors.append(FileError(path, line, f"{f.rule} fix dropped: its output does not parse ({problem})"))
+                    continue
+                candidates.append(Change(path, f, line, current, after))
+            if not candidates:
+                result.findings = findings
+                break
+            if verifier is not None:
+                self._verify(candidates, verifier, project_root)
+            decision = decide(candidates)
+            accepted: list[Change] = []
+            for change, ok in zip(candidates, decision.accept):
+                key = (change.rule, change.line, tuple(module.code_for_node(e.node) for e in change.fix.edits))
+                if not ok:
+                    rejected.add(key)
+                    if not change.reason:
+                        change.reason = "rejected"
+                    result.changes.append(change)
+                    continue
+                if any(_overlaps(change, other) for other in accepted):
+                    continue  # offered again next round, against the new source
+                accepted.append(change)
+            if accepted:
+                new = apply_fixes(module, [c.fix for c in accepted])
+                problem = _parses(new)
+                if problem is not None:
+                    for c in accepted:
+                        c.reason = f"combined output does not parse ({problem})"
+                        result.changes.append(c)
+                        rejected.add((c.rule, c.line, tuple(module.code_for_node(e.node) for e in c.fix.edits)))
+                    accepted = []
+                else:
+                    for c in accepted:
+                        c.applied = True
+                        result.changes.append(c)
+                    current = new
+            if decision.stop:
+                result.stopped = True
+                result.findings = self.lint_source(current, path)[0]
+                break
+            if not accepted and all(not ok for ok in decision.accept):
+                result.findings = findings
+                break
+        else:
+            result.errors.append(FileError(path, None, f"fixes did not converge after {MAX_ROUNDS} rounds"))
+            result.findings = self.lint_source(current, path)[0]
+        result.fixed = current
+        result.changes.sort(key=lambda c: (c.line, c.rule))
+        return result
+
+    def _verify(self, changes: list[Change], verifier, project_root: str | None) -> None:
+        from gradfix.verify import VerifyRequest
+
+        requests = [
+            VerifyRequest(path=c.path, original=c.before, rewritten=c.after, rule=c.rule, line=c.finding.span.line,
+                          contract=dict(c.fix.contract), project_root=project_root)
+            for c in changes
+        ]
+        for change, res in zip(changes, verifier.verify_many(requests)):
+            change.verdict = Verdict(res.verdict)
+            change.detail = res.detail
+            change.unit = res.unit
+
+
+def _overlaps(a: Change, b: Change) -> bool:
+    index_a = [(e.node) for e in a.fix.edits]
+    index_b = [(e.node) for e in b.fix.edits]
+    ids_a = set()
+    for n in index_a:
+        ids_a.update(_subtree_ids(n))
+    return any(id(n) in ids_a or any(id(m) in _subtree_ids(n) for m in index_a) for n in index_b)
+
+
+def _subtree_ids(node: cst.CSTNode) -> set[int]:
+    ids = set()
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        ids.add(id(cur))
+        stack.extend(cur.children)
+    return ids
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    out = []
+    for f in findings:
+        key = (f.rule, f.span)
+        if key not in seen:
+            seen.add(key)
+            out.append(f)
+    return out
+
+
+def accept_all(changes: list[Change]) -> Decision:
+    return Decision([True] * len(changes))
+
+
+def policy_decider(policy: Policy) -> Decide:
+    def decide(changes: list[Change]) -> Decision:
+        flags = []
+        for c in changes:
+            ok, reason = policy.accepts(c)
+            c.reason = reason
+            flags.append(ok)
+        return Decision(flags)
+
+    return decide

@@ -1,0 +1,89 @@
+"""The data that flows through the pipeline: findings, fixes, changes, verdicts.
+
+Everything here is plain data so that every front end (CLI, interactive review,
+LSP) consumes the same objects and none re-derives them.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any, Sequence, Union
+
+import libcst as cst
+
+
+class Safety(str, enum.Enum):
+    """Ruff's fix-safety levels, as a static judgement before verification.
+
+    SAFE: keeps what correct code computes. UNSAFE: changes values on purpose
+    (an expected change) or may, depending on code the rule cannot see; the
+    verifier decides.
+    """
+
+    SAFE = "safe"
+    UNSAFE = "unsafe"
+
+
+Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace one node of the parsed module (by identity) with `replacement`."""
+
+    node: cst.CSTNode
+    replacement: Replacement
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A rewrite: one or more node edits applied together, plus what it means."""
+
+    description: str
+    edits: Sequence[Edit]
+    safety: Safety
+    # The equivalence contract the verifier checks, JSON-serialisable:
+    # {"kind": "equal"}, {"kind": "scale", "factor": 1e9, ...}, ...
+    contract: dict[str, Any] = field(default_factory=lambda: {"kind": "equal"})
+
+
+@dataclass(frozen=True)
+class Span:
+    """1-based lines and columns; end is exclusive like LSP ranges (column after the last char)."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    name: str
+    message: str
+    span: Span
+    fix: Fix | None = None
+
+    @property
+    def fixable(self) -> bool:
+        return self.fix is not None
+
+
+@dataclass(frozen=True)
+class FileError:
+    """A file that could not be read, parsed or written. line is 1-based or None."""
+
+    path: str
+    line: int | None
+    message: str
+
+
+class Verdict(str, enum.Enum):
+    EQUIVALENT = "equivalent"
+    FIXES_CRASH = "fixes-crash"
+    EXPECTED_CHANGE = "expected-change"
+    FAILED = "failed"
+    UNTESTABLE = "untestable"
+    NOT_VERIFIED = "not-verified"

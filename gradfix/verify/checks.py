@@ -1,0 +1,1287 @@
+"""The checks themselves. Imported only by the worker process (this module imports torch).
+
+`run_request(dict) -> dict` runs one VerifyRequest (as JSON data) and returns a VerifyResult
+(as JSON data). It is called in a forked child of the worker, and once in the worker
+itself to warm up torch before the first fork.
+"""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import copy
+import dataclasses
+import importlib.util
+import inspect
+import itertools
+import math
+import os
+import random
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F  # noqa: F401  (namespace for loss expressions)
+
+try:  # numpy is optional; seeded only when present
+    import numpy as np
+except Exception:  # pragma: no cover
+    np = None  # type: ignore[assignment]
+
+from . import source as S
+from .api import VerifyRequest, verdict_rank
+
+TOL64 = 1e-9
+TOL32 = 1e-4
+SEED_BUILD = 0
+SEED_RUN = 7
+SEED_INPUT = 1234
+SEED_PROJ = 4321
+BATCH = 4
+REDIRECT_NOTE = "checked on CPU via cuda->cpu redirect"
+FIXTURE_FILE = "gradfix_fixtures.py"
+
+
+class Untestable(Exception):
+    pass
+
+
+class _RetryFp32(Exception):
+    pass
+
+
+@dataclass
+class Outcome:
+    verdict: str
+    detail: str
+    unit: str | None = None
+
+
+def fixture_hint(name: str, what: str = "module") -> str:
+    return f"define fixture_{name}(mod) in {FIXTURE_FILE} returning ({what}, inputs)"
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def fmt_exc(e: BaseException, limit: int = 160) -> str:
+    msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if len(msg) > limit:
+        msg = msg[: limit - 3].rstrip() + "..."
+    return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
+
+
+def is_version_error(e: BaseException) -> bool:
+    s = str(e)
+    return isinstance(e, RuntimeError) and ("modified by an inplace operation" in s or " is at version " in s)
+
+
+def is_dtype_error(e: BaseException) -> bool:
+    s = str(e)
+    low = s.lower()
+    return isinstance(e, (RuntimeError, TypeError)) and (
+        "same dtype" in low
+        or "scalar type" in low
+        or ("double" in low and "float" in low)
+    )
+
+
+def is_gpu_error(e: BaseException) -> bool:
+    s = str(e)
+    return (
+        "not compiled with CUDA" in s
+        or "ATen_cuda" in s
+        or "NVIDIA driver" in s
+        or "No CUDA GPUs" in s
+        or "Cannot access accelerator device" in s
+        or ("CUDA" in s and "not available" in s)
+    )
+
+
+# --------------------------------------------------------------------------- determinism
+
+
+@contextlib.contextmanager
+def seeded(seed: int):
+    """torch, Python and NumPy RNGs seeded for the block, then restored."""
+    py_state = random.getstate()
+    np_state = np.random.get_state() if np is not None else None
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        random.seed(seed)
+        if np is not None:
+            np.random.seed(seed)
+        try:
+            yield
+        finally:
+            random.setstate(py_state)
+            if np is not None:
+                np.random.set_state(np_state)
+
+
+# --------------------------------------------------------------------------- cuda -> cpu
+
+
+def _to_cpu(d: Any) -> Any:
+    if isinstance(d, str) and d.startswith("cuda"):
+        return torch.device("cpu")
+    if isinstance(d, torch.device) and d.type == "cuda":
+        return torch.device("cpu")
+    return d
+
+
+class CudaToCpu(torch.overrides.TorchFunctionMode):
+    """Runs code written for CUDA on the CPU: device arguments and `.cuda()` are redirected."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.redirects = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if func is torch.Tensor.cuda or func is torch.Tensor.pin_memory:
+            self.redirects += 1
+            return args[0]
+        if "device" in kwargs:
+            new = _to_cpu(kwargs["device"])
+            if new is not kwargs["device"]:
+                self.redirects += 1
+                kwargs["device"] = new
+        if func is torch.Tensor.to and len(args) > 1:
+            new_args = (args[0],) + tuple(_to_cpu(a) for a in args[1:])
+            if any(a is not b for a, b in zip(new_args, args)):
+                self.redirects += 1
+            args = new_args
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def cuda_redirect(active: bool):
+    if not active:
+        yield None
+        return
+    saved = (nn.Module.cuda, torch.cuda.synchronize)
+    nn.Module.cuda = lambda self, device=None: self  # type: ignore[assignment]
+    torch.cuda.synchronize = lambda device=None: None  # type: ignore[assignment]
+    mode = CudaToCpu()
+    try:
+        with mode:
+            yield mode
+    finally:
+        nn.Module.cuda, torch.cuda.synchronize = saved  # type: ignore[assignment]
+
+
+# --------------------------------------------------------------------------- loading
+
+_ids = itertools.count()
+
+
+def exec_module(tree: ast.Module, tag: str, path: str, name_hint: str = "") -> types.ModuleType:
+    """Exec a (stripped) module AST into a fresh module that is in sys.modules during the exec."""
+    name = f"_gradfix_{tag}_{name_hint}{next(_ids)}"
+    mod = types.ModuleType(name)
+    mod.__file__ = f"<gradfix:{tag}:{path}>"
+    sys.modules[name] = mod
+    try:
+        exec(compile(tree, path or "<gradfix>", "exec"), mod.__dict__)
+    finally:
+        sys.modules.pop(name, None)
+    return mod
+
+
+# --------------------------------------------------------------------------- tensors
+
+
+def flatten(obj: Any, acc: list | None = None) -> list:
+    acc = [] if acc is None else acc
+    if torch.is_tensor(obj):
+        acc.append(obj)
+    elif isinstance(obj, dict):
+        for v in obj.values():
+            flatten(v, acc)
+    elif isinstance(obj, (list, tuple)):
+        for v in obj:
+            flatten(v, acc)
+    elif obj is None:
+        pass
+    elif isinstance(obj, (bool, int, float, complex, str)):
+        acc.append(obj)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for f in dataclasses.fields(obj):
+            flatten(getattr(obj, f.name), acc)
+    return acc
+
+
+def projected_loss(tensors: list) -> torch.Tensor | None:
+    """sum_i (out_i * R_i).sum() with fixed random projections R_i; never a plain .sum()."""
+    total = None
+    for i, t in enumerate(tensors):
+        if not torch.is_tensor(t) or not t.is_floating_point():
+            continue
+        g = torch.Generator().manual_seed(SEED_PROJ + i)
+        r = torch.randn(tuple(t.shape), generator=g, dtype=torch.float64).to(dtype=t.dtype)
+        term = (t * r).sum()
+        total = term if total is None else total + term
+    return total
+
+
+def rel_diff(a: Any, b: Any) -> float:
+    """Norm-relative difference ||a-b|| / max(||a||, ||b||); inf for None-vs-tensor or shape changes."""
+    if a is None and b is None:
+        return 0.0
+    if a is None or b is None:
+        return math.inf
+    if not torch.is_tensor(a) or not torch.is_tensor(b):
+        if torch.is_tensor(a) or torch.is_tensor(b):
+            return math.inf
+        if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+            a, b = torch.tensor(float(a), dtype=torch.float64), torch.tensor(float(b), dtype=torch.float64)
+        else:
+            return 0.0 if a == b else 1.0
+    if tuple(a.shape) != tuple(b.shape):
+        return math.inf
+    if not (a.is_floating_point() or a.is_complex()) or not (b.is_floating_point() or b.is_complex()):
+        return 0.0 if torch.equal(a.detach().cpu(), b.detach().cpu()) else 1.0
+    a = a.detach().to(torch.float64)
+    b = b.detach().to(torch.float64)
+    na, nb = torch.isnan(a), torch.isnan(b)
+    if not torch.equal(na, nb):
+        return math.inf
+    infs = torch.isinf(a) | torch.isinf(b)
+    if bool(infs.any()):
+        if not torch.equal(a[infs], b[infs]):
+            return math.inf
+    bad = na | infs
+    if bool(bad.any()):
+        a = torch.where(bad, torch.zeros_like(a), a)
+        b = torch.where(bad, torch.zeros_like(b), b)
+    s = max(float(a.norm()), float(b.norm()))
+    if s == 0.0:
+        return 0.0
+    return float((a - b).norm()) / s
+
+
+def _norm(t: Any) -> float:
+    if not torch.is_tensor(t) or not t.is_floating_point():
+        return 0.0
+    return float(t.detach().to(torch.float64).norm())
+
+
+# --------------------------------------------------------------------------- runs
+
+
+@dataclass
+class Run:
+    outputs: list
+    grads: dict  # param name -> tensor | None
+    input_grads: list
+    buffers: dict
+
+
+def make_leaves(inputs: tuple, dtype: torch.dtype) -> list:
+    leaves = []
+    for x in inputs:
+        if torch.is_tensor(x) and x.is_floating_point():
+            leaves.append(x.detach().to(dtype).clone().requires_grad_(True))
+        elif torch.is_tensor(x):
+            leaves.append(x.detach().clone())
+        else:
+            leaves.append(x)
+    return leaves
+
+
+def _fresh_inputs(leaves: list) -> list:
+    # A fresh non-leaf clone per run: in-place ops on the input are legal and never shared.
+    return [x.clone() if torch.is_tensor(x) else copy.deepcopy(x) for x in leaves]
+
+
+def run_once(obj: Any, leaves: list, mode: str, allow_mutation: bool = False) -> Run:
+    """One forward + backward of the projected test loss; grads w.r.t. params and input leaves."""
+    restore = None
+    if isinstance(obj, nn.Module):
+        try:
+            m = copy.deepcopy(obj)
+        except Exception:
+            m = obj
+            restore = {k: v.detach().clone() for k, v in obj.state_dict().items()}
+        m.train(mode == "train")
+        named = [(n, p) for n, p in m.named_parameters() if p.requires_grad]
+    else:
+        m = obj
+        named = []
+    ctx = torch.autograd.graph.allow_mutation_on_saved_tensors() if allow_mutation else contextlib.nullcontext()
+    try:
+        with seeded(SEED_RUN), ctx:
+            xs = _fresh_inputs(leaves)
+            out = m(*xs)
+            outs = flatten(out)
+            loss = projected_loss(outs)
+            in_leaves = [x for x in leaves if torch.is_tensor(x) and x.requires_grad]
+            targets = [p for _, p in named] + in_leaves
+            if loss is not None and loss.requires_grad and targets:
+                grads = list(torch.autograd.grad(loss, targets, allow_unused=True))
+            else:
+                grads = [None] * len(targets)
+        outputs = [o.detach().clone() if torch.is_tensor(o) else o for o in outs]
+        pgrads = {n: g for (n, _), g in zip(named, grads[: len(named)])}
+        igrads = grads[len(named):]
+        buffers = {n: b.detach().clone() for n, b in m.named_buffers()} if isinstance(m, nn.Module) else {}
+        return Run(outputs, pgrads, igrads, buffers)
+    finally:
+        if restore is not None:
+            obj.load_state_dict(restore)
+
+
+def compare_runs(o: Run, n: Run, mode: str, scale: float | None = None) -> list[tuple[float, str]]:
+    """(norm-relative difference, description) for every tensor; `scale`: expect n = scale * o for grads."""
+    out: list[tuple[float, str]] = []
+    where = f"({mode} mode)" if mode != "call" else ""
+
+    def add(rel: float, label: str, none_note: str | None = None) -> None:
+        if none_note is not None:
+            out.append((math.inf, f"{none_note} {where}".strip()))
+        else:
+            out.append((rel, f"{label} differs: norm-relative {rel:.1e} {where}".strip()))
+
+    if scale is None:
+        if len(o.outputs) != len(n.outputs):
+            out.append((math.inf, f"the number of outputs differs: {len(o.outputs)} vs {len(n.outputs)} {where}".strip()))
+        else:
+            for i, (a, b) in enumerate(zip(o.outputs, n.outputs)):
+                if torch.is_tensor(a) and torch.is_tensor(b) and tuple(a.shape) != tuple(b.shape):
+                    out.append((math.inf, f"output {i} changes shape from {tuple(a.shape)} to {tuple(b.shape)} {where}".strip()))
+                else:
+                    add(rel_diff(a, b), f"output {i}")
+    s = 1.0 if scale is None else scale
+    for name in list(o.grads) + [k for k in n.grads if k not in o.grads]:
+        a, b = o.grads.get(name), n.grads.get(name)
+        if name not in o.grads or name not in n.grads:
+            out.append((math.inf, f"parameter {name} exists in only one version {where}".strip()))
+        elif a is None and b is None:
+            continue
+        elif a is None or b is None:
+            add(math.inf, "", f"grad of {name} is {'None' if a is None else 'a tensor'} in the original "
+                f"but {'None' if b is None else 'a tensor'} in the rewrite")
+        else:
+            add(rel_diff(a * s, b), f"grad of {name}")
+    multi = len(o.input_grads) > 1
+    for i, (a, b) in enumerate(zip(o.input_grads, n.input_grads)):
+        label = f"input {i} grad" if multi else "input grad"
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            add(math.inf, "", f"{label} is {'None' if a is None else 'a tensor'} in the original "
+                f"but {'None' if b is None else 'a tensor'} in the rewrite")
+        else:
+            add(rel_diff(a * s, b), label)
+    for name in set(o.buffers) | set(n.buffers):
+        if name not in o.buffers or name not in n.buffers:
+            out.append((math.inf, f"buffer {name} exists in only one version {where}".strip()))
+        else:
+            add(rel_diff(o.buffers[name], n.buffers[name]), f"buffer {name}")
+    return out
+
+
+# --------------------------------------------------------------------------- input inference
+
+_CONV_SIZES = {1: (32, 28, 64, 16, 8, 224, 128), 2: (32, 28, 64, 16, 8, 224), 3: (16, 8, 32)}
+
+
+def _first_known_leaf(model: nn.Module) -> nn.Module | None:
+    for m in model.modules():
+        if any(True for _ in m.children()):
+            continue
+        if isinstance(m, (nn.modules.conv._ConvNd, nn.Linear, nn.Embedding, nn.EmbeddingBag, nn.RNNBase)):
+            return m
+    return None
+
+
+def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype) -> list[tuple]:
+    g = torch.Generator().manual_seed(SEED_INPUT)
+
+    def rn(*shape: int) -> torch.Tensor:
+        return torch.randn(shape, generator=g, dtype=dtype)
+
+    out: list[tuple] = []
+    if isinstance(leaf, nn.modules.conv._ConvNd):
+        dims = len(leaf.kernel_size)
+        chans = (leaf.in_channels,) if leaf.in_channels else (3, 1)
+        for c in chans:
+            for s in _CONV_SIZES.get(dims, (16,)):
+                out.append((rn(BATCH, c, *([s] * dims)),))
+    elif isinstance(leaf, nn.Linear):
+        feats = (leaf.in_features,) if leaf.in_features else (16, 32, 8, 64, 3)
+        for f in feats:
+            out.append((rn(BATCH, f),))
+            out.append((rn(BATCH, 8, f),))
+    elif isinstance(leaf, (nn.Embedding, nn.EmbeddingBag)):
+        out.append((torch.randint(0, leaf.num_embeddings, (BATCH, 16), generator=g),))
+    elif isinstance(leaf, nn.RNNBase):
+        if leaf.batch_first:
+            out.append((rn(BATCH, 8, leaf.input_size),))
+        else:
+            out.append((rn(8, BATCH, leaf.input_size),))
+    return out
+
+
+def _shape_desc(inputs: tuple) -> str:
+    return ", ".join(str(tuple(x.shape)) if torch.is_tensor(x) else type(x).__name__ for x in inputs)
+
+
+def required_params(fn: Callable, skip_first: bool) -> list[str]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    ps = list(sig.parameters.values())
+    if skip_first and ps:
+        ps = ps[1:]
+    return [
+        p.name
+        for p in ps
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+    ]
+
+
+def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype) -> tuple:
+    req = required_params(type(models[0]).forward, skip_first=True)
+    if len(req) == 0:
+        return ()
+    if len(req) > 1:
+        raise Untestable(
+            f"input shape unknown for {name}: forward() takes {len(req)} arguments ({', '.join(req)}); "
+            + fixture_hint(name)
+        )
+    leaf = _first_known_leaf(models[0])
+    if leaf is None:
+        raise Untestable(
+            f"input shape unknown for {name}: it has no Conv/Linear/Embedding/RNN layer to infer the input from; "
+            + fixture_hint(name)
+        )
+    cands = _candidate_inputs(leaf, dtype)
+    last: BaseException | None = None
+    for cand in cands:
+        for model in models:
+            try:
+                m = copy.deepcopy(model).eval()
+                with torch.no_grad(), seeded(SEED_RUN):
+                    m(*_fresh_inputs(list(cand)))
+                return cand
+            except Exception as e:  # noqa: BLE001 - user code
+                if last is None or model is models[0]:
+                    last = e
+    tried = "; ".join(_shape_desc(c) for c in cands[:8])
+    raise Untestable(
+        f"input shape unknown for {name}: forward failed on every input inferred from its first layer "
+        f"{type(leaf).__name__} (tried {tried}; last error {fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
+    )
+
+
+def has_lazy(model: nn.Module) -> bool:
+    from torch.nn.parameter import is_lazy
+
+    return any(is_lazy(p) for p in model.parameters()) or any(is_lazy(b) for b in model.buffers())
+
+
+# --------------------------------------------------------------------------- the request context
+
+
+@dataclass
+class Ctx:
+    req: VerifyRequest
+    analysis: S.Analysis
+    stripped: dict  # tag -> S.Stripped
+    redirect: bool = False
+    dtype: torch.dtype = torch.float64
+    tol: float = TOL64
+    notes: list = field(default_factory=list)
+    _mods: dict = field(default_factory=dict)
+    _fixtures: Any = None
+    _fixtures_loaded: bool = False
+
+    def module(self, tag: str) -> types.ModuleType:
+        if tag not in self._mods:
+            self._mods[tag] = self.load_fresh(tag)
+        return self._mods[tag]
+
+    def load_fresh(self, tag: str) -> types.ModuleType:
+        try:
+            with seeded(SEED_BUILD):
+                return exec_module(self.stripped[tag].tree, tag, self.req.path)
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            which = "original" if tag == "old" else "rewritten"
+            hint = ""
+            if isinstance(e, ImportError) and "relative import" in str(e):
+                hint = " (relative imports need the file's package; run gradfix from the project root)"
+            if is_gpu_error(e):
+                raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
+            raise Untestable(f"module not importable in isolation ({which} version): {fmt_exc(e)}{hint}")
+
+    def fixtures(self) -> Any:
+        if not self._fixtures_loaded:
+            self._fixtures_loaded = True
+            root = self.req.project_root
+            path = os.path.join(root, FIXTURE_FILE) if root else None
+            if path and os.path.isfile(path):
+                spec = importlib.util.spec_from_file_location("gradfix_fixtures", path)
+                mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+                sys.modules["gradfix_fixtures"] = mod
+                try:
+                    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+                except BaseException as e:  # noqa: BLE001
+                    raise Untestable(f"{FIXTURE_FILE} could not be loaded: {fmt_exc(e)}")
+                finally:
+                    sys.modules.pop("gradfix_fixtures", None)
+                self._fixtures = mod
+        return self._fixtures
+
+    def fixture(self, name: str) -> Callable | None:
+        fx = self.fixtures()
+        f = getattr(fx, f"fixture_{name}", None) if fx is not None else None
+        return f if callable(f) else None
+
+    def explain(self, e: BaseException, unit: str) -> str:
+        if isinstance(e, NameError):
+            name = getattr(e, "name", None)
+            dropped = set()
+            for s in self.stripped.values():
+                dropped |= s.dropped_names
+            if name and name in dropped:
+                return (
+                    f"{unit} uses the module-level name '{name}', which is set by module-level code the verifier "
+                    f"does not execute; " + fixture_hint(unit)
+                )
+        return fmt_exc(e)
+
+    def finish(self, o: Outcome) -> Outcome:
+        detail = o.detail.rstrip()
+        if self.dtype != torch.float64:
+            detail += " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
+        if self.redirect:
+            detail = detail.rstrip(".") + f" ({REDIRECT_NOTE})."
+        return Outcome(o.verdict, detail, o.unit)
+
+
+# --------------------------------------------------------------------------- module check
+
+
+def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | None]:
+    fx = ctx.fixture(name)
+    if fx is not None:
+        with seeded(SEED_BUILD):
+            res = fx(mod)
+        if not (isinstance(res, (tuple, list)) and len(res) == 2):
+            raise Untestable(f"fixture_{name} must return (module, inputs), got {type(res).__name__}")
+        obj, inputs = res
+        if torch.is_tensor(inputs):
+            inputs = (inputs,)
+        inputs = tuple(inputs)
+        return obj, inputs
+    obj = getattr(mod, name, None)
+    if obj is None:
+        raise Untestable(f"{name} is not defined once the module is loaded")
+    if isinstance(obj, type) and issubclass(obj, nn.Module):
+        req = required_params(obj.__init__, skip_first=True)
+        if req:
+            raise Untestable(f"constructor of {name} needs arguments ({', '.join(req)}); " + fixture_hint(name))
+        with seeded(SEED_BUILD):
+            return obj(), None
+    if isinstance(obj, type):
+        raise Untestable(f"class {name} is not an nn.Module, so there is no forward() to run; " + fixture_hint(name, "callable"))
+    raise Untestable(f"function {name}: no call site to build its arguments from; " + fixture_hint(name, "function"))
+
+
+def module_check(ctx: Ctx, name: str, scale: float | None = None) -> Outcome:
+    try:
+        return _module_check(ctx, name, scale)
+    except _RetryFp32:
+        if ctx.dtype != torch.float64:
+            raise
+        ctx.dtype, ctx.tol = torch.float32, TOL32
+        torch.set_default_dtype(torch.float32)
+        try:
+            return _module_check(ctx, name, scale)
+        except _RetryFp32:
+            return Outcome("untestable", f"{name} raises dtype errors in fp64 and in fp32", name)
+
+
+def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
+    built: dict[str, Any] = {}
+    errs: dict[str, BaseException] = {}
+    for tag in ("old", "new"):
+        mod = ctx.module(tag)
+        try:
+            built[tag] = _build(ctx, name, mod)
+        except Untestable:
+            raise
+        except Exception as e:  # noqa: BLE001 - user code
+            errs[tag] = e
+    if errs:
+        if any(is_gpu_error(e) for e in errs.values()):
+            e = next(iter(errs.values()))
+            return Outcome("untestable", f"needs GPU: constructing {name} raises {fmt_exc(e)}", name)
+        if "old" not in errs:
+            return Outcome("failed", f"new version raises {ctx.explain(errs['new'], name)} when constructing {name}", name)
+        if "new" not in errs:
+            return Outcome("untestable", f"constructing the original {name} raises {ctx.explain(errs['old'], name)}", name)
+        return Outcome("untestable", f"constructing {name} raises {ctx.explain(errs['old'], name)} in both versions", name)
+
+    (old, old_in), (new, _new_in) = built["old"], built["new"]
+    is_module = isinstance(old, nn.Module) and isinstance(new, nn.Module)
+    if not callable(old) or not callable(new):
+        return Outcome("untestable", f"fixture_{name} did not return a callable unit", name)
+    if is_module:
+        old.to(ctx.dtype)
+        new.to(ctx.dtype)
+
+    try:
+        inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype)
+    except Untestable as u:
+        return Outcome("untestable", str(u), name)
+    leaves = make_leaves(inputs, ctx.dtype)
+
+    if is_module:
+        if has_lazy(old) or has_lazy(new):
+            for m in (old, new):
+                try:
+                    with torch.no_grad(), seeded(SEED_RUN):
+                        m.eval()(*_fresh_inputs(leaves))
+                except Exception:  # noqa: BLE001 - reported by the real runs below
+                    pass
+                m.to(ctx.dtype)
+        sd_old, sd_new = old.state_dict(), new.state_dict()
+        if set(sd_old) != set(sd_new):
+            only_o = sorted(set(sd_old) - set(sd_new))[:3]
+            only_n = sorted(set(sd_new) - set(sd_old))[:3]
+            return Outcome(
+                "untestable",
+                f"state mapping needed: the state_dict keys of {name} differ (original only: {only_o}, rewrite only: "
+                f"{only_n}), so the weights cannot be copied from one version to the other",
+                name,
+            )
+        bad = [k for k in sd_old if torch.is_tensor(sd_old[k]) and tuple(sd_old[k].shape) != tuple(sd_new[k].shape)]
+        if bad:
+            return Outcome(
+                "untestable",
+                f"state mapping needed: {bad[0]} has shape {tuple(sd_old[bad[0]].shape)} in the original and "
+                f"{tuple(sd_new[bad[0]].shape)} in the rewrite",
+                name,
+            )
+        try:
+            new.load_state_dict(sd_old)
+        except Exception as e:  # noqa: BLE001
+            return Outcome("untestable", f"state mapping needed: copying the weights of {name} failed ({fmt_exc(e)})", name)
+
+    modes = ("eval", "train") if is_module else ("call",)
+    runs: dict[str, dict[str, Any]] = {"old": {}, "new": {}}
+    for mode in modes:
+        for tag, obj in (("old", old), ("new", new)):
+            try:
+                runs[tag][mode] = run_once(obj, leaves, mode)
+            except Exception as e:  # noqa: BLE001 - user code
+                runs[tag][mode] = e
+
+    all_errs = [r for t in runs.values() for r in t.values() if isinstance(r, BaseException)]
+    if ctx.dtype == torch.float64 and any(is_dtype_error(e) for e in all_errs):
+        raise _RetryFp32()
+    if any(is_gpu_error(e) for e in all_errs):
+        e = next(e for e in all_errs if is_gpu_error(e))
+        return Outcome("untestable", f"needs GPU: {name} raises {fmt_exc(e)}", name)
+
+    ref: dict[str, Run] = {}
+    crash: dict[str, BaseException] = {}
+    pending_untestable: Outcome | None = None
+    for mode in modes:
+        o, n = runs["old"][mode], runs["new"][mode]
+        wm = f" ({mode} mode)" if mode != "call" else ""
+        if isinstance(o, Run) and isinstance(n, Run):
+            ref[mode] = o
+        elif isinstance(o, Run):
+            return Outcome("failed", f"new version raises {ctx.explain(n, name)}{wm}, while the original runs", name)
+        elif isinstance(n, Run):
+            if is_version_error(o):
+                try:
+                    ref[mode] = run_once(old, leaves, mode, allow_mutation=True)
+                    crash[mode] = o
+                except Exception as e2:  # noqa: BLE001
+                    pending_untestable = pending_untestable or Outcome(
+                        "untestable",
+                        f"the original raises {fmt_exc(o)}{wm}, and rerunning it with mutation of saved tensors "
+                        f"allowed raises {fmt_exc(e2)}, so there is no reference result for the rewrite",
+                        name,
+                    )
+            else:
+                pending_untestable = pending_untestable or Outcome(
+                    "untestable",
+                    f"the original raises {ctx.explain(o, name)}{wm} while the rewrite runs, so there is no reference "
+                    f"result to compare the rewrite with",
+                    name,
+                )
+        else:
+            if type(o) is type(n) and str(o) == str(n):
+                pending_untestable = pending_untestable or Outcome(
+                    "untestable", f"both versions raise {ctx.explain(o, name)}{wm}", name
+                )
+            else:
+                return Outcome(
+                    "failed", f"new version raises {ctx.explain(n, name)}{wm}; the original raised {fmt_exc(o)}", name
+                )
+    if pending_untestable is not None:
+        return pending_untestable
+
+    diffs: list[tuple[float, str]] = []
+    for mode in modes:
+        diffs += compare_runs(ref[mode], runs["new"][mode], mode, scale)
+    worst = max(diffs, key=lambda d: d[0]) if diffs else (0.0, "")
+    mode_txt = " and ".join(modes) + (" mode" if is_module else "")
+    n_params = len(ref[modes[0]].grads)
+    n_bufs = len(ref[modes[0]].buffers)
+    prec = "fp64" if ctx.dtype == torch.float64 else "fp32"
+
+    if scale is not None:
+        olds = [g for m in modes for g in list(ref[m].grads.values()) + list(ref[m].input_grads) if g is not None]
+        news = [g for m in modes for g in list(runs["new"][m].grads.values()) + list(runs["new"][m].input_grads) if g is not None]
+        no, nn_ = math.sqrt(sum(_norm(g) ** 2 for g in olds)), math.sqrt(sum(_norm(g) ** 2 for g in news))
+        if no == 0.0 and nn_ == 0.0:
+            return Outcome("failed", f"{name} produces no gradient in either version, so the scale cannot be checked", name)
+        if worst[0] <= ctx.tol:
+            return Outcome(
+                "expected-change",
+                f"gradients x{scale:g} exactly as the removed factor says ({prec}, {mode_txt}, {n_params} parameters; "
+                f"largest norm-relative deviation {worst[0]:.1e})",
+                name,
+            )
+        ratio = nn_ / no if no else math.inf
+        return Outcome(
+            "failed",
+            f"gradients change by x{ratio:.3g}, not x{scale:g} as the removed factor says: {worst[1]} from the expected",
+            name,
+        )
+
+    if worst[0] <= ctx.tol:
+        if crash:
+            e = next(iter(crash.values()))
+            return Outcome(
+                "fixes-crash",
+                f"the original raises {type(e).__name__} ({_short_version_msg(e)}) in {' and '.join(crash)} mode; the "
+                f"rewrite runs and equals the original's intended result (the original rerun with mutation of saved "
+                f"tensors allowed; {prec}, largest norm-relative difference {worst[0]:.1e})",
+                name,
+            )
+        ig = " and the input gradient" if any(g is not None for g in ref[modes[0]].input_grads) else ""
+        return Outcome(
+            "equivalent",
+            f"outputs, gradients of {n_params} parameters{ig} and {n_bufs} buffers agree in {mode_txt} "
+            f"({prec}, largest norm-relative difference {worst[0]:.1e})",
+            name,
+        )
+    others = sum(1 for d in diffs if d[0] > ctx.tol) - 1
+    more = f"; {others} more tensor{'s' if others != 1 else ''} differ" if others > 0 else ""
+    prefix = (
+        f"the original raises {type(next(iter(crash.values()))).__name__} and the rewrite differs from its intended "
+        f"result (the original rerun with mutation of saved tensors allowed): "
+        if crash
+        else ""
+    )
+    return Outcome("failed", f"{prefix}{worst[1]}{more}", name)
+
+
+def _short_version_msg(e: BaseException) -> str:
+    s = str(e)
+    if "modified by an inplace operation" in s:
+        return "a variable needed for gradient computation has been modified by an inplace operation"
+    return fmt_exc(e)
+
+
+# --------------------------------------------------------------------------- unit planning
+
+
+def plan_units(ctx: Ctx, allow_function_fixture: bool = True) -> tuple[list[str], list[Outcome]]:
+    """Which units to run a module check on, plus outcomes for changes that cannot be checked."""
+    a = ctx.analysis
+    units: list[str] = []
+    outcomes: list[Outcome] = []
+    for n in a.only_in_one:
+        outcomes.append(Outcome("untestable", f"{n} exists in only one version, so there is nothing to compare", n))
+    for c in a.changed_classes:
+        unreached = a.unreached_changed_methods(c)
+        if unreached and set(a.changed_methods.get(c, [])) <= set(unreached):
+            meths = ", ".join(f"{c}.{m}" for m in unreached)
+            outcomes.append(
+                Outcome(
+                    "untestable",
+                    f"the change is in {meths}, which construction and forward() do not reach; the verifier runs "
+                    f"only those",
+                    c,
+                )
+            )
+        else:
+            units.append(c)
+    changed_names = set(a.changed_functions) | a.changed_constants
+    if changed_names:
+        deps = [d for d in a.classes_depending_on(changed_names) if d not in units and d not in a.changed_classes]
+        mod = ctx.module("old")
+        deps = [d for d in deps if isinstance(getattr(mod, d, None), type) and issubclass(getattr(mod, d), nn.Module)]
+        for f in a.changed_functions:
+            if allow_function_fixture and ctx.fixture(f) is not None:
+                units.append(f)
+            elif not deps:
+                outcomes.append(
+                    Outcome(
+                        "untestable",
+                        f"function {f}: no call site to build its arguments from; " + fixture_hint(f, "function"),
+                        f,
+                    )
+                )
+        consts = sorted(a.changed_constants)
+        if consts and not deps:
+            outcomes.append(
+                Outcome("untestable", f"the changed module-level name(s) {', '.join(consts)} are used by no nn.Module "
+                        f"class in the file", consts[0])
+            )
+        units.extend(deps)
+    if a.module_code_changed:
+        outcomes.append(
+            Outcome("untestable", "change is in module-level code, which the verifier does not execute", "<module>")
+        )
+    return units, outcomes
+
+
+def combine(outcomes: list[Outcome]) -> Outcome:
+    if not outcomes:
+        return Outcome("untestable", "no unit to check was found in the change", None)
+    if len(outcomes) == 1:
+        return outcomes[0]
+    worst = max(outcomes, key=lambda o: verdict_rank(o.verdict))
+    units = ", ".join(dict.fromkeys(o.unit for o in outcomes if o.unit))
+    others = [o for o in outcomes if o is not worst]
+    tail = "; ".join(f"{o.unit}: {o.verdict}" for o in others)
+    return Outcome(worst.verdict, f"{worst.unit}: {worst.detail} (other units: {tail})", units or None)
+
+
+# --------------------------------------------------------------------------- contracts
+
+
+def check_equal(ctx: Ctx) -> Outcome:
+    if ctx.analysis.identical:
+        return Outcome("equivalent", "the rewrite does not change the code (only formatting or comments differ)", None)
+    units, outcomes = plan_units(ctx)
+    for u in units:
+        outcomes.append(module_check(ctx, u))
+    return combine(outcomes)
+
+
+def check_scale(ctx: Ctx) -> Outcome:
+    c = ctx.req.contract
+    try:
+        factor = float(c["factor"])
+    except (KeyError, TypeError, ValueError):
+        return Outcome("untestable", "scale contract without a numeric factor", None)
+    has_expr = bool(c.get("expr_old")) and bool(c.get("expr_new"))
+    units, outcomes = plan_units(ctx)
+    results = [module_check(ctx, u, scale=factor) for u in units]
+    if results and all(r.verdict != "untestable" for r in results) and not outcomes:
+        return combine(results)
+    if has_expr:
+        return expr_scale_check(ctx, factor)
+    return combine(outcomes + results)
+
+
+def expr_scale_check(ctx: Ctx, factor: float) -> Outcome:
+    c = ctx.req.contract
+    unit = "<module-level loss expression>"
+    opaque = [str(o) for o in (c.get("opaque") or [])]
+    try:
+        eo = S.substitute_opaque(c["expr_old"], opaque)
+        en = S.substitute_opaque(c["expr_new"], opaque)
+    except SyntaxError as e:
+        return Outcome("untestable", f"the loss expression does not parse: {fmt_exc(e)}", unit)
+    ns: dict[str, Any] = {"torch": torch, "nn": nn, "F": torch.nn.functional, "math": math}
+    if np is not None:
+        ns.update(np=np, numpy=np)
+    try:
+        mod = ctx.module("old")
+        ns.update({k: v for k, v in vars(mod).items() if not k.startswith("__")})
+    except Untestable:
+        pass
+    free = sorted((eo.free | en.free) - set(ns))
+    if free:
+        return Outcome(
+            "untestable",
+            f"the loss expression uses {', '.join(free)}, which is neither opaque nor defined at module level; "
+            f"the engine must list it in 'opaque'",
+            unit,
+        )
+    leaves = []
+    for i in range(len(opaque)):
+        g = torch.Generator().manual_seed(SEED_INPUT + i)
+        leaves.append(torch.randn(4, 3, generator=g, dtype=torch.float64).requires_grad_(True))
+    if not leaves:
+        return Outcome("untestable", "the loss expression has no opaque part to differentiate with respect to", unit)
+
+    def evaluate(e: S.OpaqueExpr, tag: str) -> list:
+        env = dict(ns)
+        for i, leaf in enumerate(leaves):
+            env[f"__gf_leaf{i}"] = leaf.clone()
+        with seeded(SEED_RUN):
+            val = eval(compile(e.code, f"<expr_{tag}>", "eval"), env)
+            loss = projected_loss(flatten(val))
+            if loss is None or not loss.requires_grad:
+                return [None] * len(leaves)
+            return list(torch.autograd.grad(loss, leaves, allow_unused=True))
+
+    try:
+        g_old = evaluate(eo, "old")
+    except Exception as e:  # noqa: BLE001
+        return Outcome("untestable", f"the original loss expression cannot be evaluated on tensors: {fmt_exc(e)}", unit)
+    try:
+        g_new = evaluate(en, "new")
+    except Exception as e:  # noqa: BLE001
+        return Outcome("failed", f"the rewritten loss expression raises {fmt_exc(e)}", unit)
+    held = ", ".join(f"`{o}`" for o in opaque)
+    worst = 0.0
+    for a, b in zip(g_old, g_new):
+        worst = max(worst, rel_diff(None if a is None else a * factor, b))
+    no = math.sqrt(sum(_norm(g) ** 2 for g in g_old if g is not None))
+    nn_ = math.sqrt(sum(_norm(g) ** 2 for g in g_new if g is not None))
+    if no == 0.0 and nn_ == 0.0:
+        return Outcome("failed", "the loss expression has zero gradient in both versions", unit)
+    if worst <= TOL64:
+        return Outcome(
+            "expected-change",
+            f"gradients x{factor:g} exactly as the removed factor says, checked on the loss expression with {held} "
+            f"held as fp64 tensors (the model and loss function were not run; largest norm-relative deviation "
+            f"{worst:.1e})",
+            unit,
+        )
+    ratio = nn_ / no if no else math.inf
+    return Outcome(
+        "failed",
+        f"gradients of the loss expression change by x{ratio:.3g}, not x{factor:g} as the removed factor says "
+        f"(norm-relative deviation {worst:.1e}; {held} held as fp64 tensors)",
+        unit,
+    )
+
+
+# --- clamp-moved -----------------------------------------------------------
+
+
+class _Inputs:
+    def __init__(self, spec: tuple):
+        self.spec = spec
+        self.calls = 0
+
+    def __call__(self) -> Any:
+        self.calls += 1
+        g = torch.Generator().manual_seed(SEED_INPUT + 97 * self.calls)
+        out = []
+        for x in self.spec:
+            if torch.is_tensor(x) and x.is_floating_point():
+                out.append(torch.randn(tuple(x.shape), generator=g, dtype=x.dtype))
+            elif torch.is_tensor(x):
+                hi = int(x.max()) + 1 if x.numel() else 1
+                out.append(torch.randint(0, max(hi, 1), tuple(x.shape), generator=g))
+            else:
+                out.append(x)
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[dict, nn.Module]:
+    mod = ctx.load_fresh(tag)
+    ns = mod.__dict__
+    ns["__gf_loss"] = lambda *outs: projected_loss(flatten(outs))
+    with seeded(SEED_BUILD):
+        exec(compile(setup, "<setup>", "exec"), ns)
+    model = ns.get(model_name)
+    if not isinstance(model, nn.Module):
+        raise Untestable(f"setup does not bind an nn.Module named '{model_name}'")
+    model.to(ctx.dtype)
+    return ns, model
+
+
+def _optimizer_lr(ns: dict) -> float | None:
+    lrs = []
+    for v in ns.values():
+        if isinstance(v, torch.optim.Optimizer):
+            for g in v.param_groups:
+                lr = g.get("lr")
+                if isinstance(lr, (int, float)):
+                    lrs.append(float(lr))
+                elif torch.is_tensor(lr):
+                    lrs.append(float(lr))
+    return max(lrs) if lrs else None
+
+
+def check_clamp_moved(ctx: Ctx, k: int = 3) -> Outcome:
+    c = ctx.req.contract
+    unit = c.get("unit") or c.get("model") or "train step"
+    try:
+        setup, step_old, step_new, param_expr = c["setup"], c["step_old"], c["step_new"], c["param"]
+        lo, hi = (float(x) for x in c["bounds"])
+        model_name = c.get("model") or "model"
+    except (KeyError, TypeError, ValueError) as e:
+        return Outcome("untestable", f"clamp-moved contract is incomplete ({fmt_exc(e)})", None)
+    bound = max(abs(lo), abs(hi))
+    tol = ctx.tol
+    results: dict[str, dict[str, list]] = {}
+    lr_used: float | None = None
+    spec: tuple | None = None
+    for start in ("a", "b"):
+        nss: dict[str, dict] = {}
+        models: dict[str, nn.Module] = {}
+        for tag in ("old", "new"):
+            try:
+                nss[tag], models[tag] = _setup_namespace(ctx, tag, setup, model_name)
+            except Untestable:
+                raise
+            except Exception as e:  # noqa: BLE001
+                which = "original" if tag == "old" else "rewritten"
+                if is_gpu_error(e):
+                    raise Untestable(f"needs GPU: setup raises {fmt_exc(e)}")
+                raise Untestable(f"setup raises {ctx.explain(e, model_name)} in the {which} module")
+        try:
+            models["new"].load_state_dict(models["old"].state_dict())
+        except Exception as e:  # noqa: BLE001
+            return Outcome("untestable", f"state mapping needed: {fmt_exc(e)}", unit)
+        if lr_used is None:
+            hint = c.get("lr_hint")
+            lr_used = float(hint) if hint else (_optimizer_lr(nss["old"]) or 1e-3)
+        if spec is None:
+            spec = infer_input(model_name, [models["old"], models["new"]], ctx.dtype)
+        for tag in ("old", "new"):
+            nss[tag]["__gf_input"] = _Inputs(spec)
+        if start == "b":
+            for tag in ("old", "new"):
+                p = eval(param_expr, nss[tag])
+                with torch.no_grad():
+                    m = float(p.abs().max())
+                    if m > 0:
+                        p.mul_(2 * bound / m)
+        per: dict[str, list] = {"old": [], "new": []}
+        for tag, code in (("old", step_old), ("new", step_new)):
+            ns = nss[tag]
+            p0 = eval(param_expr, ns)
+            per[tag].append(
+                {
+                    "params": {n: q.detach().clone() for n, q in models[tag].named_parameters()},
+                    "grads": {},
+                    "param": p0.detach().clone(),
+                }
+            )
+            compiled = compile(code, f"<step_{tag}>", "exec")
+            for t in range(1, k + 1):
+                try:
+                    with seeded(SEED_RUN + t):
+                        exec(compiled, ns)
+                except Exception as e:  # noqa: BLE001
+                    if tag == "old":
+                        return Outcome("untestable", f"the original train step raises {fmt_exc(e)} (step {t})", unit)
+                    return Outcome("failed", f"new version raises {fmt_exc(e)} in train step {t}", unit)
+                per[tag].append(
+                    {
+                        "params": {n: q.detach().clone() for n, q in models[tag].named_parameters()},
+                        "grads": {
+                            n: (None if q.grad is None else q.grad.detach().clone())
+                            for n, q in models[tag].named_parameters()
+                        },
+                        "param": eval(param_expr, ns).detach().clone(),
+                    }
+                )
+        results[start] = per
+
+    assert lr_used is not None
+    slack = 1.1  # decoupled weight decay adds lr*wd*|w| to the documented lr-per-step divergence
+    # (a) weights as built: equal while the clamp does not bind
+    a = results["a"]
+    equal_steps, bound_at, max_a = 0, None, 0.0
+    for t in range(1, k + 1):
+        before, after = a["old"][t - 1]["param"], a["old"][t]["param"]
+        inside = bool((before >= lo).all() and (before <= hi).all() and (after >= lo).all() and (after <= hi).all())
+        if not inside:
+            bound_at = t
+            break
+        for n in a["old"][t]["params"]:
+            d1 = rel_diff(a["old"][t]["params"][n], a["new"][t]["params"][n])
+            d2 = rel_diff(a["old"][t]["grads"].get(n), a["new"][t]["grads"].get(n))
+            max_a = max(max_a, d1, d2)
+            if d1 > tol or d2 > tol:
+                what = "parameter" if d1 >= d2 else "grad of"
+                return Outcome(
+                    "failed",
+                    f"with the weights as built (the clamp does not bind) the rewrite differs from the original at step "
+                    f"{t}: {what} {n} norm-relative {max(d1, d2):.1e}",
+                    unit,
+                )
+        equal_steps = t
+    # both starts: the rewrite keeps `param` within bounds
+    for start, label in (("a", "weights as built"), ("b", f"{param_expr} scaled to |max| {2 * bound:g}")):
+        for t in range(1, k + 1):
+            p = results[start]["new"][t]["param"]
+            if not bool((p >= lo - 1e-12).all() and (p <= hi + 1e-12).all()):
+                return Outcome(
+                    "failed",
+                    f"the rewrite leaves {param_expr} outside [{lo:g}, {hi:g}] after step {t} ({label}): "
+                    f"min {float(p.min()):.4g}, max {float(p.max()):.4g}",
+                    unit,
+                )
+    # (b) outside the bounds: at most lr per step away from the original
+    b = results["b"]
+    max_b, max_b_name = 0.0, ""
+    for t in range(1, k + 1):
+        for n in b["old"][t]["params"]:
+            d = float((b["old"][t]["params"][n] - b["new"][t]["params"][n]).abs().max())
+            if d > max_b:
+                max_b, max_b_name = d, n
+            if d > slack * lr_used * t + 1e-12:
+                return Outcome(
+                    "failed",
+                    f"with {param_expr} outside the bounds, {n} deviates from the original by {d:.2e} after step {t}, "
+                    f"more than lr per step ({lr_used:g} x {t})",
+                    unit,
+                )
+    bind_txt = f"the clamp first binds at step {bound_at}" if bound_at else "the clamp never binds"
+    return Outcome(
+        "expected-change",
+        f"{k} train steps checked from 2 starts: with the weights as built, grads and params equal for {equal_steps} "
+        f"step(s) ({bind_txt}; largest norm-relative difference {max_a:.1e}); with {param_expr} scaled to |max| "
+        f"{2 * bound:g}, the rewrite stays within [{lo:g}, {hi:g}] and deviates from the original by at most "
+        f"{max_b:.1e} ({max_b_name}; lr {lr_used:g} per step)",
+        unit,
+    )
+
+
+# --- gains-grad ------------------------------------------------------------
+
+
+def check_gains_grad(ctx: Ctx) -> Outcome:
+    c = ctx.req.contract
+    try:
+        setup, call, model_name = c["setup"], c["call"], c["model"]
+    except KeyError as e:
+        return Outcome("untestable", f"gains-grad contract is incomplete (missing {e})", None)
+    unit = c.get("unit") or (ctx.analysis.changed_functions[0] if ctx.analysis.changed_functions else call)
+    nss: dict[str, dict] = {}
+    models: dict[str, nn.Module] = {}
+    for tag in ("old", "new"):
+        try:
+            nss[tag], models[tag] = _setup_namespace(ctx, tag, setup, model_name)
+        except Untestable:
+            raise
+        except Exception as e:  # noqa: BLE001
+            return Outcome("untestable", f"setup raises {ctx.explain(e, model_name)}", unit)
+    try:
+        models["new"].load_state_dict(models["old"].state_dict())
+    except Exception as e:  # noqa: BLE001
+        return Outcome("untestable", f"state mapping needed: {fmt_exc(e)}", unit)
+    code = compile(call, "<call>", "eval")
+    named = {tag: [(n, p) for n, p in models[tag].named_parameters() if p.requires_grad] for tag in nss}
+
+    def term(tag: str) -> Any:
+        with seeded(SEED_RUN):
+            return eval(code, nss[tag])
+
+    try:
+        t_old = term("old")
+    except Exception as e:  # noqa: BLE001
+        return Outcome("untestable", f"the original term raises {fmt_exc(e)}", unit)
+    try:
+        t_new = term("new")
+    except Exception as e:  # noqa: BLE001
+        return Outcome("failed", f"new version raises {fmt_exc(e)} when evaluating {call}", unit)
+    vo, vn = flatten(t_old), flatten(t_new)
+    dv = max((rel_diff(a, b) for a, b in zip(vo, vn)), default=0.0) if len(vo) == len(vn) else math.inf
+    if dv > ctx.tol:
+        return Outcome("failed", f"the value of {call} changes: norm-relative {dv:.1e}", unit)
+    lo = projected_loss(vo)
+    if lo is not None and lo.requires_grad:
+        g_old = torch.autograd.grad(lo, [p for _, p in named["old"]], allow_unused=True)
+        nz = [n for (n, _), g in zip(named["old"], g_old) if g is not None and _norm(g) > 0]
+        if nz:
+            return Outcome("failed", f"the original term already has gradient for {', '.join(nz[:3])}", unit)
+    ln = projected_loss(vn)
+    if ln is None or not ln.requires_grad:
+        return Outcome("failed", f"the rewritten term still carries no gradient to {model_name}'s parameters", unit)
+    g_new = torch.autograd.grad(ln, [p for _, p in named["new"]], allow_unused=True)
+    got = [n for (n, _), g in zip(named["new"], g_new) if g is not None and _norm(g) > 0]
+    if not got:
+        return Outcome("failed", f"the rewritten term's gradient is zero for every parameter of {model_name}", unit)
+    # Sanity: the same gradient through .backward() into .grad as autograd.grad reports.
+    for _, p in named["new"]:
+        p.grad = None
+    projected_loss(flatten(term("new"))).backward()  # type: ignore[union-attr]
+    worst = 0.0
+    for (n, p), g in zip(named["new"], g_new):
+        worst = max(worst, rel_diff(g, p.grad))
+    if worst > ctx.tol:
+        return Outcome("failed", f"backward() and autograd.grad disagree on the new term (norm-relative {worst:.1e})", unit)
+    value = ""
+    if vo and torch.is_tensor(vo[0]) and vo[0].numel() == 1:
+        value = f" ({float(vo[0]):.4g} in both)"
+    return Outcome(
+        "expected-change",
+        f"the term now contributes gradient to {', '.join(got[:4])}{' and more' if len(got) > 4 else ''}; its value is "
+        f"unchanged{value}",
+        unit,
+    )
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def _run(req: VerifyRequest) -> Outcome:
+    try:
+        old_tree = ast.parse(req.original)
+    except SyntaxError as e:
+        return Outcome("untestable", f"the original file does not parse: {fmt_exc(e)} (line {e.lineno})", None)
+    try:
+        new_tree = ast.parse(req.rewritten)
+    except SyntaxError as e:
+        return Outcome("failed", f"the rewritten file does not parse: {fmt_exc(e)} (line {e.lineno})", None)
+    analysis = S.analyze(old_tree, new_tree)
+    contract = req.contract or {"kind": "equal"}
+    kind = contract.get("kind", "equal")
+    snippets = [str(contract.get(k) or "") for k in ("setup", "step_old", "step_new", "call", "expr_old", "expr_new")]
+    ctx = Ctx(
+        req=req,
+        analysis=analysis,
+        stripped={"old": S.strip_module(old_tree), "new": S.strip_module(new_tree)},
+        redirect=S.uses_cuda(old_tree, new_tree, *snippets),
+    )
+    checks: dict[str, Callable[[Ctx], Outcome]] = {
+        "equal": check_equal,
+        "scale": check_scale,
+        "clamp-moved": check_clamp_moved,
+        "gains-grad": check_gains_grad,
+    }
+    if kind not in checks:
+        return Outcome("untestable", f"unknown contract kind {kind!r}", None)
+    with cuda_redirect(ctx.redirect):
+        try:
+            out = checks[kind](ctx)
+        except Untestable as u:
+            out = Outcome("untestable", str(u), None)
+    return ctx.finish(out)
+
+
+def run_request(data: dict) -> dict:
+    saved_dtype = torch.get_default_dtype()
+    saved_path = list(sys.path)
+    try:
+        req = VerifyRequest.from_json(data)
+        if req.project_root:
+            sys.path.insert(0, req.project_root)
+        torch.set_default_dtype(torch.float64)
+        out = _run(req)
+    except Untestable as u:
+        out = Outcome("untestable", str(u), None)
+    except Exception as e:  # noqa: BLE001
+        out = Outcome("untestable", f"verifier error: {fmt_exc(e)}", None)
+    finally:
+        torch.set_default_dtype(saved_dtype)
+        sys.path[:] = saved_path
+    return {"verdict": out.verdict, "detail": out.detail, "unit": out.unit}

@@ -1,0 +1,351 @@
+"""Static analysis of the two versions of a file (stdlib `ast` only, no torch).
+
+- `analyze` finds what the rewrite changed: top-level classes, functions, the module-level
+  statements the verifier executes (imports, literal constants) and those it does not.
+- `strip_module` drops module-level code that must not run (training loops, `__main__` blocks).
+- `uses_cuda` decides whether the cuda->cpu redirect is needed.
+- `substitute_opaque` turns a loss expression into one over synthetic leaves.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+from dataclasses import dataclass, field
+
+DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _dump(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=False, include_attributes=False)
+
+
+# --------------------------------------------------------------------------- stripping
+
+
+def _is_literal(node: ast.AST) -> bool:
+    """A value that is a literal, a container of literals, or arithmetic on literals."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        return all(_is_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _is_literal(k) for k in node.keys) and all(
+            _is_literal(v) for v in node.values
+        )
+    if isinstance(node, ast.UnaryOp):
+        return _is_literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _is_literal(node.left) and _is_literal(node.right)
+    return False
+
+
+def _is_cuda_available_call(node: ast.AST) -> bool:
+    return (
+        isinstance(node, ast.Call)
+        and not node.args
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "is_available"
+        and isinstance(node.func.value, ast.Attribute)
+        and node.func.value.attr == "cuda"
+    )
+
+
+def _is_device_value(node: ast.AST) -> bool:
+    """`torch.device("cuda" if torch.cuda.is_available() else "cpu")` and similar pure device expressions."""
+    if _is_literal(node):
+        return True
+    if isinstance(node, ast.IfExp):
+        return (_is_cuda_available_call(node.test) or _is_literal(node.test)) and _is_device_value(
+            node.body
+        ) and _is_device_value(node.orelse)
+    if isinstance(node, ast.Call):
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "device" and isinstance(f.value, ast.Name) and f.value.id == "torch":
+            return all(_is_device_value(a) for a in node.args) and not node.keywords
+    return False
+
+
+def _target_names(target: ast.AST) -> list[str] | None:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        out: list[str] = []
+        for e in target.elts:
+            names = _target_names(e)
+            if names is None:
+                return None
+            out.extend(names)
+        return out
+    return None
+
+
+def _mentions_dunder_name(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == "__name__" for n in ast.walk(node))
+
+
+def is_kept(stmt: ast.stmt) -> bool:
+    """Whether a module-level statement is executed when the verifier loads a version."""
+    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass) + DEF_TYPES):
+        return True
+    if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+        return True  # docstring, `...`
+    if isinstance(stmt, ast.Assign):
+        names = [_target_names(t) for t in stmt.targets]
+        if any(n is None for n in names):
+            return False
+        flat = [x for n in names for x in n]  # type: ignore[union-attr]
+        return flat == ["__all__"] or _is_literal(stmt.value) or _is_device_value(stmt.value)
+    if isinstance(stmt, ast.AnnAssign):
+        if not isinstance(stmt.target, ast.Name):
+            return False
+        return stmt.value is None or _is_literal(stmt.value) or _is_device_value(stmt.value)
+    if isinstance(stmt, ast.If):
+        if _mentions_dunder_name(stmt.test):
+            return False
+        return all(is_kept(s) for s in stmt.body + stmt.orelse)
+    if isinstance(stmt, ast.Try):
+        parts = stmt.body + stmt.orelse + stmt.finalbody
+        for h in stmt.handlers:
+            parts = parts + h.body
+        return all(is_kept(s) for s in parts)
+    return False
+
+
+def _assigned_names(stmt: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                out.add((a.asname or a.name).split(".")[0])
+        elif isinstance(node, DEF_TYPES):
+            out.add(node.name)
+    return out
+
+
+@dataclass
+class Stripped:
+    tree: ast.Module  # only the kept statements, original line numbers
+    dropped_names: set[str]  # names bound only by statements that were dropped
+    dropped_count: int
+
+
+def strip_module(tree: ast.Module) -> Stripped:
+    kept: list[ast.stmt] = []
+    dropped: list[ast.stmt] = []
+    for stmt in tree.body:
+        (kept if is_kept(stmt) else dropped).append(stmt)
+    kept_names: set[str] = set()
+    for s in kept:
+        kept_names |= _assigned_names(s)
+    dropped_names: set[str] = set()
+    for s in dropped:
+        dropped_names |= _assigned_names(s)
+    new = ast.Module(body=kept, type_ignores=[])
+    return Stripped(new, dropped_names - kept_names, len(dropped))
+
+
+# --------------------------------------------------------------------------- diff
+
+
+def _top_defs(tree: ast.Module) -> dict[str, ast.AST]:
+    out: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        if isinstance(stmt, DEF_TYPES):
+            out[stmt.name] = stmt
+    return out
+
+
+def _free_refs(node: ast.AST) -> set[str]:
+    refs: set[str] = set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Name):
+            refs.add(n.id)
+    return refs
+
+
+def _methods(cls: ast.ClassDef) -> dict[str, ast.AST]:
+    return {s.name: s for s in cls.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _self_calls(fn: ast.AST) -> set[str]:
+    out: set[str] = set()
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self":
+            out.add(n.attr)
+    return out
+
+
+def methods_reached_from_forward(cls: ast.ClassDef) -> set[str]:
+    """Methods that constructing the class and calling forward can reach (by `self.<name>`)."""
+    methods = _methods(cls)
+    todo = [m for m in methods if m in ("forward", "__init__", "__call__") or (m.startswith("__") and m.endswith("__"))]
+    seen: set[str] = set()
+    while todo:
+        m = todo.pop()
+        if m in seen or m not in methods:
+            continue
+        seen.add(m)
+        todo.extend(_self_calls(methods[m]) & set(methods))
+    return seen
+
+
+@dataclass
+class Analysis:
+    old_tree: ast.Module
+    new_tree: ast.Module
+    changed_classes: list[str] = field(default_factory=list)  # present in both, code differs
+    changed_functions: list[str] = field(default_factory=list)
+    only_in_one: list[str] = field(default_factory=list)  # defs added or removed
+    changed_constants: set[str] = field(default_factory=set)  # names bound by changed kept statements
+    module_code_changed: bool = False  # a statement the verifier does not execute changed
+    # class name -> changed methods (or "<class body>")
+    changed_methods: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def identical(self) -> bool:
+        return not (
+            self.changed_classes
+            or self.changed_functions
+            or self.only_in_one
+            or self.changed_constants
+            or self.module_code_changed
+        )
+
+    def classes_depending_on(self, names: set[str]) -> list[str]:
+        """Top-level classes (of the new version) whose code reaches any of `names`, transitively."""
+        defs = _top_defs(self.new_tree)
+        refs = {n: _free_refs(d) for n, d in defs.items()}
+        reached = set(names)
+        changed = True
+        while changed:
+            changed = False
+            for n, r in refs.items():
+                if n not in reached and r & reached:
+                    reached.add(n)
+                    changed = True
+        return [n for n, d in defs.items() if isinstance(d, ast.ClassDef) and n in reached and n not in names]
+
+    def def_kind(self, name: str) -> str | None:
+        d = _top_defs(self.new_tree).get(name) or _top_defs(self.old_tree).get(name)
+        if d is None:
+            return None
+        return "class" if isinstance(d, ast.ClassDef) else "function"
+
+    def unreached_changed_methods(self, cls: str) -> list[str]:
+        d = _top_defs(self.new_tree).get(cls)
+        if not isinstance(d, ast.ClassDef):
+            return []
+        reached = methods_reached_from_forward(d)
+        return [m for m in self.changed_methods.get(cls, []) if m != "<class body>" and m not in reached]
+
+
+def analyze(old_tree: ast.Module, new_tree: ast.Module) -> Analysis:
+    a = Analysis(old_tree, new_tree)
+    old_defs, new_defs = _top_defs(old_tree), _top_defs(new_tree)
+    for name in list(old_defs) + [n for n in new_defs if n not in old_defs]:
+        o, n = old_defs.get(name), new_defs.get(name)
+        if o is None or n is None:
+            a.only_in_one.append(name)
+            continue
+        if _dump(o) == _dump(n):
+            continue
+        if isinstance(n, ast.ClassDef):
+            a.changed_classes.append(name)
+            if isinstance(o, ast.ClassDef):
+                om, nm = _methods(o), _methods(n)
+                ch = [m for m in set(om) | set(nm) if m not in om or m not in nm or _dump(om[m]) != _dump(nm[m])]
+                rest_o = [_dump(s) for s in o.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                rest_n = [_dump(s) for s in n.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
+                if rest_o != rest_n or _dump(ast.Tuple(elts=o.bases, ctx=ast.Load())) != _dump(
+                    ast.Tuple(elts=n.bases, ctx=ast.Load())
+                ) or [_dump(x) for x in o.decorator_list] != [_dump(x) for x in n.decorator_list]:
+                    ch.append("<class body>")
+                a.changed_methods[name] = sorted(ch)
+        else:
+            a.changed_functions.append(name)
+
+    def other(tree: ast.Module, kept: bool) -> list[ast.stmt]:
+        return [s for s in tree.body if not isinstance(s, DEF_TYPES) and is_kept(s) == kept]
+
+    ok, nk = other(old_tree, True), other(new_tree, True)
+    od, nd = {_dump(s) for s in ok}, {_dump(s) for s in nk}
+    for s in ok + nk:
+        if _dump(s) not in (od & nd):
+            a.changed_constants |= _assigned_names(s)
+    if [_dump(s) for s in other(old_tree, False)] != [_dump(s) for s in other(new_tree, False)]:
+        a.module_code_changed = True
+    return a
+
+
+# --------------------------------------------------------------------------- cuda
+
+
+def uses_cuda(*trees_or_sources: ast.AST | str | None) -> bool:
+    for t in trees_or_sources:
+        if t is None:
+            continue
+        if isinstance(t, str):
+            if "cuda" not in t:
+                continue
+            try:
+                t = ast.parse(t)
+            except SyntaxError:
+                return True
+        for n in ast.walk(t):
+            if isinstance(n, ast.Attribute) and n.attr == "cuda":
+                return True
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value.startswith("cuda"):
+                return True
+    return False
+
+
+# --------------------------------------------------------------------------- loss expressions
+
+
+def _norm_expr(src: str) -> str:
+    return _dump(ast.parse(src.strip(), mode="eval").body)
+
+
+class _Opaque(ast.NodeTransformer):
+    def __init__(self, opaque: dict[str, str]):
+        self.opaque = opaque  # dump -> leaf name
+        self.used: set[str] = set()
+
+    def visit(self, node: ast.AST) -> ast.AST:  # type: ignore[override]
+        if isinstance(node, ast.expr):
+            key = _dump(node)
+            if key in self.opaque:
+                self.used.add(self.opaque[key])
+                return ast.copy_location(ast.Name(id=self.opaque[key], ctx=ast.Load()), node)
+        return super().visit(node)
+
+
+@dataclass
+class OpaqueExpr:
+    code: ast.Expression
+    leaves: list[str]  # leaf names used by this expression
+    free: set[str]  # other free names (must be provided by the namespace)
+
+
+def substitute_opaque(expr: str, opaque: list[str], leaf_prefix: str = "__gf_leaf") -> OpaqueExpr:
+    """Replace each opaque subexpression (matched by its AST) with a leaf name."""
+    mapping = {_norm_expr(o): f"{leaf_prefix}{i}" for i, o in enumerate(opaque)}
+    tree = ast.parse(expr.strip(), mode="eval")
+    tr = _Opaque(mapping)
+    tree = ast.fix_missing_locations(tr.visit(tree))
+    bound: set[str] = set()
+    free: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, (ast.Lambda, ast.comprehension)):
+            for a in ast.walk(n.args if isinstance(n, ast.Lambda) else n.target):
+                if isinstance(a, (ast.arg, ast.Name)):
+                    bound.add(a.arg if isinstance(a, ast.arg) else a.id)
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            if n.id.startswith(leaf_prefix) or n.id in bound or hasattr(builtins, n.id):
+                continue
+            free.add(n.id)
+    return OpaqueExpr(tree, sorted(tr.used), free)
