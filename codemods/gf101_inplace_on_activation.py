@@ -78,8 +78,8 @@ class InplaceOnActivation(Rule):
                     yield finding
 
     def _inspect(self, ctx, flow, st, node, binding, target):
-        if st.no_grad or binding is None or binding.no_grad:
-            return None
+        if st.no_grad or binding is None or binding.no_grad or "." in binding.name:
+            return None  # attribute targets (`self.h`) may be buffers or state: not ours to rewrite
         root = binding.root()
         if binding.kind not in TENSORISH_KINDS or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
@@ -96,6 +96,8 @@ class InplaceOnActivation(Rule):
         aliases = flow.live_aliases(binding, st.index)
         if not saved and not aliases:
             return None
+        if not saved and any(o.alias_how == "detach" for o in flow.bindings if o.shares_storage(binding)):
+            return None  # a detach()ed alias: GF102 reports it with the right fix
         name = ctx.code(target)
         if saved:
             message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}): "

@@ -90,10 +90,14 @@ class DataReadInLoss(Rule):
                 smalls.extend(node.body)
             elif isinstance(node, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            elif isinstance(node, cst.With):
-                stack[0:0] = list(node.body.body)
-            elif isinstance(node, cst.If):
-                stack[0:0] = list(node.body.body)
+            elif isinstance(node, (cst.With, cst.For, cst.While, cst.If, cst.Try)):
+                inner = list(node.body.body)
+                orelse = getattr(node, "orelse", None)
+                if isinstance(orelse, cst.If):
+                    inner.append(orelse)
+                elif orelse is not None:
+                    inner.extend(orelse.body.body)
+                stack[0:0] = inner
         wanted: set[str] = set()
         exprs = []
         for small in reversed(smalls):

@@ -102,6 +102,12 @@ def parse(source: str, path: str) -> cst.Module:
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
+        try:  # Python's own message and line are what users know
+            ast.parse(source)
+        except SyntaxError as py_exc:
+            raise ParseFailure(f"syntax error: {py_exc.msg}", py_exc.lineno) from exc
+        except (ValueError, RecursionError):
+            pass
         raise ParseFailure(f"syntax error: {exc.message}", exc.raw_line) from exc
     except (RecursionError, ValueError) as exc:
         raise ParseFailure(f"cannot parse: {exc}", None) from exc

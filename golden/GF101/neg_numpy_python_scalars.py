@@ -23,5 +23,6 @@ class Blur(nn.Module):
     def forward(self, x):
         gain = x.shape[1] ** 0.5
         gain /= 2.0
-        pad = self.weight.shape[-1] // 2
-        return F.conv2d(x, self.weight, padding=pad) * gain
+        c = x.shape[1]
+        w = self.weight.expand(c, 1, -1, -1)
+        return F.conv2d(x, w, padding=w.shape[-1] // 2, groups=c) * gain

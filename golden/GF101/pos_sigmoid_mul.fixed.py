@@ -6,7 +6,7 @@ import torch.nn as nn
 
 
 class SqueezeExcite(nn.Module):
-    def __init__(self, channels, reduction=4):
+    def __init__(self, channels=32, reduction=4):
         super().__init__()
         self.pool = nn.AdaptiveAvgPool2d(1)
         self.fc1 = nn.Conv2d(channels, channels // reduction, 1)

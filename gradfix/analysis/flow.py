@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import dotted, qualname
 
 
 class Kind(enum.Enum):
@@ -290,7 +290,14 @@ class Flow:
             root = self.alias_root(value)
             if root is not None:
                 root[0].escapes.append((st.index, f"the attribute `{self.index.code(target)}`"))
-            self._note_detach(value, st, None, "attribute")
+            holder = None
+            name = dotted(target)
+            if name is not None:
+                # `self.x` is tracked like a name so later `self.x.clamp_()` is seen
+                kind, ctor, saved_out, alias, how = self.classify(value)
+                holder = self._bind(name, kind=kind, step=st.index, value=value, alias_of=alias, alias_how=how,
+                                    no_grad=st.no_grad, ctor=ctor)
+            self._note_detach(value, st, holder, "attribute")
         elif isinstance(target, cst.Subscript):
             self._expr(target, st)
             root = self.alias_root(value)
@@ -315,7 +322,7 @@ class Flow:
                 b.reads.append(st.index)
                 self.load_binding[id(target)] = b
                 self.target_binding[id(node)] = b
-                if b.kind in TENSORISH or b.kind is Kind.UNKNOWN:
+                if b.kind in TENSORISH or b.kind in (Kind.UNKNOWN, Kind.NUMPY):
                     b.mutations.append((st.index, node))
             self.inplace.append((st, node, b, target))
         elif isinstance(target, cst.Subscript):
@@ -459,6 +466,9 @@ class Flow:
                     expr = expr.func.value
                     continue
                 return None
+            if isinstance(expr, cst.Attribute) and dotted(expr) in self.env:
+                b = self.env[dotted(expr)]
+                return b, how or "assignment"
             if isinstance(expr, cst.Attribute) and expr.attr.value in torchapi.VIEW_ATTRIBUTES:
                 how = how or "view"
                 expr = expr.value
@@ -532,6 +542,10 @@ class Flow:
                     ctor = self.index.submodules.get(self.class_name, {}).get(meth)
                     saved = ctor in torchapi.OUTPUT_SAVING_MODULES
                     return Kind.TENSOR, None, saved, None, ""
+                return Kind.UNKNOWN, None, False, None, ""
+            if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and recv.func.value == "super":
+                if self.class_name and self.class_name in self.index.module_classes and meth == "forward":
+                    return Kind.TENSOR, None, False, None, ""
                 return Kind.UNKNOWN, None, False, None, ""
             rk, rctor = self.classify(recv)[:2]
             if rk in TENSORISH:

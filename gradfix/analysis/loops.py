@@ -35,7 +35,7 @@ class TrainingLoop:
     def between_forward_and_backward(self) -> list[Step]:
         if self.forward is None:
             return []
-        return [s for s in self.steps if self.forward.index < s.index < self.backward.index]
+        return [s for s in self.steps if self.forward.index <= s.index < self.backward.index]
 
     def before_backward(self) -> list[Step]:
         return [s for s in self.steps if s.index < self.backward.index]
@@ -107,7 +107,10 @@ def _is_optimizer_step(call: cst.Call, flow: Flow) -> bool:
 
 def find_training_loops(flow: Flow) -> list[TrainingLoop]:
     loops: list[TrainingLoop] = []
-    for st in flow.steps:
+    backward_steps = [st for st in flow.steps if any(
+        backward_target(c, flow) is not None
+        for c in _walk_calls(st.node if not isinstance(st.node, cst.BaseCompoundStatement) else _header(st.node)))]
+    for st in backward_steps:
         for call in _walk_calls(st.node if not isinstance(st.node, cst.BaseCompoundStatement) else _header(st.node)):
             target = backward_target(call, flow)
             if target is None:
@@ -115,9 +118,14 @@ def find_training_loops(flow: Flow) -> list[TrainingLoop]:
             loss, holder = target
             loop = st.loops[-1] if st.loops else None
             if loop is not None:
-                body = [s for s in flow.steps if loop in s.loops and s is not None]
+                body = [s for s in flow.steps if loop in s.loops]
             else:
                 body = list(flow.steps)
+            # a nested loop with its own backward (a GAN's critic loop) is another training step
+            depth = len(st.loops)
+            other = {s.loops[depth] for s in backward_steps
+                     if s is not st and len(s.loops) > depth and s.loops[:depth] == st.loops}
+            body = [s for s in body if not (len(s.loops) > depth and s.loops[depth] in other)]
             forward = None
             for s in body:
                 if s.index >= st.index:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import Any
 
 VERDICTS = ("equivalent", "fixes-crash", "expected-change", "failed", "untestable")
@@ -22,7 +22,7 @@ class VerifyRequest:
     rewritten: str  # whole file source text after applying exactly one change
     rule: str  # e.g. "GF101"
     line: int  # 1-based line of the finding in `original`
-    contract: dict = field(default_factory=lambda: {"kind": "equal"})
+    contract: dict  # JSON-serialisable equivalence contract, e.g. {"kind": "equal"}
     project_root: str | None = None  # where gradfix_fixtures.py lives; put on sys.path in the worker
 
     def to_json(self) -> dict[str, Any]:

@@ -125,11 +125,34 @@ def _assigned_names(stmt: ast.AST) -> set[str]:
     return out
 
 
-@dataclass
 class Stripped:
-    tree: ast.Module  # only the kept statements, original line numbers
-    dropped_names: set[str]  # names bound only by statements that were dropped
-    dropped_count: int
+    """Only the kept statements (original line numbers), plus what was dropped."""
+
+    def __init__(self, tree: ast.Module, kept: list[ast.stmt], dropped: list[ast.stmt]):
+        self.tree = ast.Module(body=kept, type_ignores=[])
+        self._kept = kept
+        self._dropped = dropped
+        self._dropped_names: set[str] | None = None
+
+    @property
+    def dropped_count(self) -> int:
+        return len(self._dropped)
+
+    @property
+    def dropped_names(self) -> set[str]:
+        """Names bound only by statements that were dropped (computed on demand)."""
+        if self._dropped_names is None:
+            kept_names: set[str] = set()
+            for s in self._kept:
+                kept_names |= _assigned_names(s)
+            dropped: set[str] = set()
+            for s in self._dropped:
+                dropped |= _assigned_names(s)
+            self._dropped_names = dropped - kept_names
+        return self._dropped_names
+
+    def uses_cuda(self) -> bool:
+        return uses_cuda(self.tree)
 
 
 def strip_module(tree: ast.Module) -> Stripped:
@@ -137,14 +160,7 @@ def strip_module(tree: ast.Module) -> Stripped:
     dropped: list[ast.stmt] = []
     for stmt in tree.body:
         (kept if is_kept(stmt) else dropped).append(stmt)
-    kept_names: set[str] = set()
-    for s in kept:
-        kept_names |= _assigned_names(s)
-    dropped_names: set[str] = set()
-    for s in dropped:
-        dropped_names |= _assigned_names(s)
-    new = ast.Module(body=kept, type_ignores=[])
-    return Stripped(new, dropped_names - kept_names, len(dropped))
+    return Stripped(tree, kept, dropped)
 
 
 # --------------------------------------------------------------------------- diff
@@ -242,21 +258,41 @@ class Analysis:
         return [m for m in self.changed_methods.get(cls, []) if m != "<class body>" and m not in reached]
 
 
-def analyze(old_tree: ast.Module, new_tree: ast.Module) -> Analysis:
+def _segment(lines: list[str] | None, node: ast.AST) -> str | None:
+    if lines is None:
+        return None
+    start = node.lineno - 1
+    if isinstance(node, DEF_TYPES) and node.decorator_list:
+        start = min(start, min(d.lineno for d in node.decorator_list) - 2)
+    return "\n".join(lines[max(start, 0): node.end_lineno])
+
+
+def analyze(old_tree: ast.Module, new_tree: ast.Module, old_src: str | None = None, new_src: str | None = None) -> Analysis:
     a = Analysis(old_tree, new_tree)
     old_defs, new_defs = _top_defs(old_tree), _top_defs(new_tree)
+    old_lines = old_src.splitlines() if old_src is not None else None
+    new_lines = new_src.splitlines() if new_src is not None else None
     for name in list(old_defs) + [n for n in new_defs if n not in old_defs]:
         o, n = old_defs.get(name), new_defs.get(name)
         if o is None or n is None:
             a.only_in_one.append(name)
             continue
+        seg_o, seg_n = _segment(old_lines, o), _segment(new_lines, n)
+        if seg_o is not None and seg_o == seg_n:
+            continue  # same text (fast path)
         if _dump(o) == _dump(n):
             continue
         if isinstance(n, ast.ClassDef):
             a.changed_classes.append(name)
             if isinstance(o, ast.ClassDef):
                 om, nm = _methods(o), _methods(n)
-                ch = [m for m in set(om) | set(nm) if m not in om or m not in nm or _dump(om[m]) != _dump(nm[m])]
+                ch = [
+                    m
+                    for m in set(om) | set(nm)
+                    if m not in om
+                    or m not in nm
+                    or (_segment(old_lines, om[m]) != _segment(new_lines, nm[m]) and _dump(om[m]) != _dump(nm[m]))
+                ]
                 rest_o = [_dump(s) for s in o.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 rest_n = [_dump(s) for s in n.body if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))]
                 if rest_o != rest_n or _dump(ast.Tuple(elts=o.bases, ctx=ast.Load())) != _dump(
@@ -270,13 +306,19 @@ def analyze(old_tree: ast.Module, new_tree: ast.Module) -> Analysis:
     def other(tree: ast.Module, kept: bool) -> list[ast.stmt]:
         return [s for s in tree.body if not isinstance(s, DEF_TYPES) and is_kept(s) == kept]
 
+    def keys(stmts: list[ast.stmt], lines: list[str] | None) -> list[str]:
+        return [(_segment(lines, s) if lines is not None else None) or _dump(s) for s in stmts]
+
     ok, nk = other(old_tree, True), other(new_tree, True)
-    od, nd = {_dump(s) for s in ok}, {_dump(s) for s in nk}
-    for s in ok + nk:
-        if _dump(s) not in (od & nd):
-            a.changed_constants |= _assigned_names(s)
-    if [_dump(s) for s in other(old_tree, False)] != [_dump(s) for s in other(new_tree, False)]:
-        a.module_code_changed = True
+    if keys(ok, old_lines) != keys(nk, new_lines):
+        od, nd = {_dump(s) for s in ok}, {_dump(s) for s in nk}
+        for s in ok + nk:
+            if _dump(s) not in (od & nd):
+                a.changed_constants |= _assigned_names(s)
+    ou, nu = other(old_tree, False), other(new_tree, False)
+    if keys(ou, old_lines) != keys(nu, new_lines):
+        if [_dump(s) for s in ou] != [_dump(s) for s in nu]:
+            a.module_code_changed = True
     return a
 
 

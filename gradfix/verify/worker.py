@@ -55,8 +55,22 @@ def _fmt_timeout(t: float) -> str:
     return f"{t:g}"
 
 
+_ZOMBIES: list[int] = []
+
+
+def reap(block: bool = False) -> None:
+    for pid in list(_ZOMBIES):
+        try:
+            done, _ = os.waitpid(pid, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            done = pid
+        if done:
+            _ZOMBIES.remove(pid)
+
+
 def run_forked(run, data: dict, timeout: float) -> dict:
     """Run `run(data)` in a forked child; returns its result dict or an untestable result."""
+    reap()
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -131,20 +145,27 @@ def run_forked(run, data: dict, timeout: float) -> dict:
             f"smaller fixture in gradfix_fixtures.py)",
             "unit": None,
         }
-    _, status = os.waitpid(pid, 0)
-    # A check that spawned processes of its own: make sure none survives.
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
     data_out = b"".join(chunks).strip()
     if data_out:
         try:
             res = json.loads(data_out.decode())
-            if isinstance(res, dict) and "verdict" in res:
-                return res
         except ValueError:
-            pass
+            res = None
+        if isinstance(res, dict) and "verdict" in res:
+            # The child has reported and only has to exit. Tearing down a process of torch's
+            # size takes milliseconds, so reap it later instead of waiting here; killing the
+            # group also removes any process the check spawned.
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _ZOMBIES.append(pid)
+            return res
+    _, status = os.waitpid(pid, 0)
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
     return {
         "verdict": "untestable",
         "detail": f"the check process {_describe_status(status)} before reporting a result (user code crashed or "
@@ -176,6 +197,13 @@ def warm_up(run) -> None:
         {"kind": "equal"},
         {"kind": "scale", "factor": 2.0, "expr_old": "loss / 2", "expr_new": "loss", "opaque": ["loss"]},
     ]
+    step = "opt.zero_grad()\nloss = __gf_loss(m(__gf_input())) + (m.fc.weight ** 2).sum()\nloss.backward()\nopt.step()\n"
+    cases.append(
+        {"kind": "clamp-moved", "setup": "m = _W()\nopt = torch.optim.AdamW(m.parameters(), lr=1e-3)", "step_old": step,
+         "step_new": step + "with torch.no_grad():\n    m.fc.weight.clamp_(-1.0, 1.0)\n", "param": "m.fc.weight",
+         "bounds": [-1.0, 1.0], "lr_hint": None, "model": "m"}
+    )
+    cases.append({"kind": "gains-grad", "setup": "m = _W()", "call": "(m.fc.weight ** 2).sum()", "model": "m"})
     for contract in cases:
         for a, b in ((new, WARMUP_SRC), (WARMUP_SRC, WARMUP_SRC + "\nx = torch.zeros(1, device='cuda')\n")):
             try:
@@ -216,6 +244,7 @@ def main() -> int:
     while True:
         line = stdin.readline()
         if not line:
+            reap(block=True)
             return 0
         try:
             msg = json.loads(line)

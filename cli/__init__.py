@@ -1,0 +1,1 @@
+"""Command-line front ends: check, apply (--diff, -i), rule, lsp."""

@@ -1,0 +1,3 @@
+from gradfix.cli.main import main
+
+main()

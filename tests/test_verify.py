@@ -1,0 +1,506 @@
+"""Tests of gradfix.verify: real torch in real worker processes, no mocks.
+
+One shared Verifier (two workers) serves most tests; a second one with a short timeout
+serves the hang / crash / worker-death tests.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from gradfix.verify import Verifier, VerifyRequest, VerifyResult
+from gradfix.verify import source as S
+
+REPO = Path(__file__).resolve().parents[1]
+CASES = Path(__file__).with_name("verify_cases")
+
+pytest.importorskip("torch")  # the checks need torch in the workers; skip cleanly without it
+
+
+def req(original: str, rewritten: str, contract: dict | None = None, *, rule: str = "GF101", root: str | None = None,
+        path: str = "case.py") -> VerifyRequest:
+    return VerifyRequest(
+        path=path,
+        original=textwrap.dedent(original),
+        rewritten=textwrap.dedent(rewritten),
+        rule=rule,
+        line=1,
+        contract=contract or {"kind": "equal"},
+        project_root=root,
+    )
+
+
+def swap(src: str, old: str, new: str) -> str:
+    assert old in src, old
+    return src.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(jobs=2, timeout_s=20.0) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def fragile():
+    """Short timeout, for checks that hang, crash or kill their worker."""
+    with Verifier(jobs=1, timeout_s=2.0) as v:
+        yield v
+
+
+def check(v: Verifier, r: VerifyRequest) -> VerifyResult:
+    (res,) = v.verify_many([r])
+    return res
+
+
+# --------------------------------------------------------------------------- cases
+
+SEED = (CASES / "seed_net.py").read_text()
+SEED_FIXED = swap(
+    swap(SEED, "f_log = f.detach() ", "f_log = f.detach().clone() "),
+    "f /= (f.norm(dim=1, keepdim=True) + 1e-6)",
+    "f = f / (f.norm(dim=1, keepdim=True) + 1e-6)",
+)
+
+ALIAS = """
+import torch, torch.nn as nn
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        h = self.fc(x)
+        skip = h
+        h /= h.norm(dim=1, keepdim=True)
+        return h + skip
+"""
+
+HEAD = """
+import torch.nn as nn
+
+class Head(nn.Module):
+    def __init__(self, d=8):
+        super().__init__()
+        self.fc = nn.Linear(d, 4)
+        self.drop = nn.Dropout(0.2)
+        self.bn = nn.BatchNorm1d(4)
+
+    def forward(self, x):
+        y = self.fc(self.drop(x))
+        y *= 0.5
+        return self.bn(y).softmax(-1)
+"""
+
+SCALE_MODULE = """
+import torch, torch.nn as nn, torch.nn.functional as F
+
+class Regressor(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 1)
+
+    def forward(self, x):
+        return F.mse_loss(self.fc(x).squeeze(-1), x.sum(-1)) / 1000000000
+"""
+
+SCALE_LOOP = """
+import torch, torch.nn.functional as F
+from model import net, loader
+
+opt = torch.optim.Adam(net.parameters())
+for x, y in loader:
+    logits = net(x)
+    loss = F.binary_cross_entropy_with_logits(logits, y) / 1000000000
+    loss.backward()
+    opt.step()
+"""
+LOSS_OLD = "F.binary_cross_entropy_with_logits(logits, y) / 1000000000"
+LOSS_NEW = "F.binary_cross_entropy_with_logits(logits, y)"
+
+# The first seed's regulariser; the model is the seed Net with its forward already fixed.
+REG_NEW = swap(
+    SEED_FIXED,
+    "    with torch.no_grad():\n        m.weight.data = torch.clamp(m.weight.data, -1.0, 1.0)\n    return",
+    "    return",
+)
+STEP = """opt.zero_grad(set_to_none=True)
+logits = net(__gf_input())
+loss = __gf_loss(logits) + l2_sp_regularizer(net.fc, 1e-4)
+loss.backward()
+opt.step()
+"""
+
+
+def clamp_contract(lo: float = -1.0, hi: float = 1.0) -> dict:
+    return {
+        "kind": "clamp-moved",
+        "setup": "net = Net()\nopt = torch.optim.AdamW(net.parameters(), lr=1e-3)",
+        "step_old": STEP,
+        "step_new": STEP + f"with torch.no_grad():\n    net.fc.weight.clamp_({lo}, {hi})\n",
+        "param": "net.fc.weight",
+        "bounds": [-1.0, 1.0],
+        "lr_hint": None,
+        "model": "net",
+    }
+
+
+GAINS = """
+import torch, torch.nn as nn
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+def reg(m):
+    return (m.weight.data ** 2).sum()
+"""
+
+
+# --------------------------------------------------------------------------- contract "equal"
+
+
+def test_seed_net_fixes_crash_via_cuda_redirect(verifier):
+    res = check(verifier, req(SEED, SEED_FIXED))
+    assert res.verdict == "fixes-crash", res
+    assert res.unit == "Net"
+    assert "modified by an inplace operation" in res.detail
+    assert "intended result" in res.detail
+    assert "checked on CPU via cuda->cpu redirect" in res.detail
+
+
+def test_alias_trap_rewrite_fails(verifier):
+    new = swap(ALIAS, "h /= h.norm(dim=1, keepdim=True)", "h = h / (h.norm(dim=1, keepdim=True))")
+    res = check(verifier, req(ALIAS, new))
+    assert res.verdict == "failed", res
+    assert "differs" in res.detail and "norm-relative" in res.detail
+
+
+def test_equivalent_out_of_place_rewrite(verifier):
+    res = check(verifier, req(HEAD, swap(HEAD, "y *= 0.5", "y = y * 0.5")))
+    assert res.verdict == "equivalent", res
+    assert res.unit == "Head"
+    assert "eval and train mode" in res.detail
+    assert "cuda" not in res.detail
+
+
+def test_eps_change_fails(verifier):
+    new = swap(SEED_FIXED, "+ 1e-6)", "+ 1e-5)")
+    res = check(verifier, req(SEED_FIXED, new))
+    assert res.verdict == "failed", res
+    assert "norm-relative" in res.detail and "mode" in res.detail
+
+
+def test_new_version_raising_fails(verifier):
+    new = swap(HEAD, "y *= 0.5", "y = y * torch.ones(3)")
+    res = check(verifier, req(HEAD, new))
+    assert res.verdict == "failed", res
+    assert res.detail.startswith("new version raises NameError")
+
+
+def test_changed_helper_checked_through_its_module(verifier):
+    src = """
+    import torch, torch.nn as nn
+
+    def halve(y):
+        y *= 0.5
+        return y
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(5, 3)
+
+        def forward(self, x):
+            return halve(self.fc(x)).tanh()
+    """
+    res = check(verifier, req(src, swap(src, "y *= 0.5", "y = y * 0.5")))
+    assert res.verdict == "equivalent", res
+    assert res.unit == "Net"
+
+
+def test_constructor_needs_arguments_then_fixture(verifier, tmp_path):
+    src = swap(HEAD, "def __init__(self, d=8):", "def __init__(self, d, hidden):")
+    new = swap(src, "y *= 0.5", "y = y * 0.5")
+    res = check(verifier, req(src, new, root=str(tmp_path)))
+    assert res.verdict == "untestable", res
+    assert "constructor of Head needs arguments (d, hidden)" in res.detail
+    assert "define fixture_Head(mod) in gradfix_fixtures.py returning (module, inputs)" in res.detail
+
+    (tmp_path / "gradfix_fixtures.py").write_text(
+        "import torch\n\n"
+        "def fixture_Head(mod):\n"
+        "    return mod.Head(8, 32), (torch.randn(4, 8),)\n"
+    )
+    res = check(verifier, req(src, new, root=str(tmp_path)))
+    assert res.verdict == "equivalent", res
+
+
+def test_input_shape_unknown(verifier):
+    src = """
+    import torch, torch.nn as nn
+
+    class Raw(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = nn.Parameter(torch.randn(3, 2))
+
+        def forward(self, x):
+            y = x @ self.w
+            y *= 2
+            return y
+    """
+    res = check(verifier, req(src, swap(src, "y *= 2", "y = y * 2")))
+    assert res.verdict == "untestable", res
+    assert "input shape unknown for Raw" in res.detail and "fixture_Raw" in res.detail
+
+
+def test_module_level_code_is_not_executed(verifier, tmp_path):
+    marker = tmp_path / "training_ran"
+    main_marker = tmp_path / "main_ran"
+    src = f"""
+    import torch, torch.nn as nn
+    MARKER = {str(marker)!r}
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y *= 3
+            return y
+
+    open(MARKER, "w").write("module-level code ran")
+    net = Net()
+    for step in range(10 ** 9):
+        net(torch.randn(2, 4)).sum().backward()
+
+    if __name__ == "__main__":
+        open({str(main_marker)!r}, "w").write("main ran")
+    """
+    res = check(verifier, req(src, swap(src, "y *= 3", "y = y * 3")))
+    assert res.verdict == "equivalent", res
+    assert not marker.exists() and not main_marker.exists()
+
+
+def test_change_in_module_level_code_is_untestable(verifier):
+    new = swap(SCALE_LOOP, " / 1000000000", "")
+    res = check(verifier, req(SCALE_LOOP, new))
+    assert res.verdict == "untestable", res
+    assert "module-level code" in res.detail
+
+
+def test_module_not_importable(verifier):
+    src = "import torch\nimport no_such_module_gradfix\n\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    res = check(verifier, req(src, src.replace("x * 2", "x * 3")))
+    assert res.verdict == "untestable", res
+    assert "module not importable in isolation" in res.detail and "no_such_module_gradfix" in res.detail
+
+
+# --------------------------------------------------------------------------- contract "scale"
+
+
+def test_scale_on_module_method(verifier):
+    new = swap(SCALE_MODULE, " / 1000000000", "")
+    res = check(verifier, req(SCALE_MODULE, new, {"kind": "scale", "factor": 1e9}, rule="GF201"))
+    assert res.verdict == "expected-change", res
+    assert "gradients x1e+09 exactly as the removed factor says" in res.detail
+
+
+def test_scale_wrong_factor_fails(verifier):
+    new = swap(SCALE_MODULE, " / 1000000000", "")
+    res = check(verifier, req(SCALE_MODULE, new, {"kind": "scale", "factor": 1e6}, rule="GF201"))
+    assert res.verdict == "failed", res
+    assert "not x1e+06" in res.detail
+
+
+def test_scale_on_loss_expression(verifier):
+    new = swap(SCALE_LOOP, " / 1000000000", "")
+    contract = {"kind": "scale", "factor": 1e9, "expr_old": LOSS_OLD, "expr_new": LOSS_NEW, "opaque": [LOSS_NEW]}
+    res, wrong = verifier.verify_many(
+        [req(SCALE_LOOP, new, contract, rule="GF201"), req(SCALE_LOOP, new, dict(contract, factor=1e3), rule="GF201")]
+    )
+    assert res.verdict == "expected-change", res
+    assert res.unit == "<module-level loss expression>"
+    assert "model and loss function were not run" in res.detail
+    assert wrong.verdict == "failed", wrong
+
+
+# --------------------------------------------------------------------------- clamp-moved, gains-grad
+
+
+def test_clamp_moved_after_step(verifier):
+    good, bad = verifier.verify_many(
+        [req(SEED_FIXED, REG_NEW, clamp_contract(), rule="GF103"),
+         req(SEED_FIXED, REG_NEW, clamp_contract(-2.0, 2.0), rule="GF103")]
+    )
+    assert good.verdict == "expected-change", good
+    assert "2 starts" in good.detail and "within [-1, 1]" in good.detail
+    assert good.unit == "l2_sp_regularizer"
+    assert bad.verdict == "failed", bad
+    assert "outside [-1, 1]" in bad.detail
+
+
+def test_gains_grad(verifier):
+    new = swap(GAINS, "m.weight.data ** 2", "m.weight ** 2")
+    contract = {"kind": "gains-grad", "setup": "model = Model()", "call": "reg(model.fc)", "model": "model"}
+    res = check(verifier, req(GAINS, new, contract, rule="GF104"))
+    assert res.verdict == "expected-change", res
+    assert "contributes gradient to fc.weight" in res.detail and "value is unchanged" in res.detail
+    # a rewrite that changes nothing about the gradient is not an expected change
+    same = swap(GAINS, "m.weight.data ** 2", "m.weight.data.detach() ** 2")
+    res = check(verifier, req(GAINS, same, contract, rule="GF104"))
+    assert res.verdict == "failed", res
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def test_hang_times_out_and_next_request_works(fragile):
+    src = """
+    import torch.nn as nn
+
+    class Hang(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y *= 2
+            return y
+    """
+    hang = swap(src, "y *= 2", "while True:\n                pass")
+    t0 = time.monotonic()
+    res, after = fragile.verify_many([req(src, hang), req(HEAD, swap(HEAD, "y *= 0.5", "y = y * 0.5"))])
+    assert res.verdict == "untestable" and "timed out after 2 s" in res.detail, res
+    assert after.verdict == "equivalent", after
+    assert time.monotonic() - t0 < 15
+
+
+def test_exit_and_print_do_not_break_the_worker(fragile):
+    src = """
+    import os, sys, torch.nn as nn
+
+    class Loud(nn.Module):
+        def __init__(self):
+            super().__init__()
+            print("constructing", flush=True)
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            print('{"id": 0, "result": {"verdict": "equivalent"}}')
+            sys.stdout.flush()
+            os.write(1, b"garbage on fd 1\\n")
+            y = self.fc(x)
+            y *= 2
+            return y
+    """
+    loud_new = swap(src, "y *= 2", "y = y * 2")
+    exiting = swap(src, "y *= 2", "os._exit(3)")
+    r1, r2, r3 = fragile.verify_many([req(src, loud_new), req(src, exiting), req(src, loud_new)])
+    assert r1.verdict == "equivalent", r1
+    assert r2.verdict == "untestable" and "exited with status 3" in r2.detail, r2
+    assert r3.verdict == "equivalent", r3
+
+
+def test_worker_death_is_reported_and_worker_restarted(fragile):
+    src = """
+    import os, signal, torch.nn as nn
+
+    class Killer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y *= 2
+            return y
+    """
+    killer = swap(src, "y *= 2", "os.kill(os.getppid(), signal.SIGKILL)")
+    dead, ok = fragile.verify_many([req(src, killer), req(HEAD, swap(HEAD, "y *= 0.5", "y = y * 0.5"))])
+    assert dead.verdict == "untestable" and "worker" in dead.detail and "restarted" in dead.detail, dead
+    assert ok.verdict == "equivalent", ok
+
+
+# --------------------------------------------------------------------------- parent process
+
+
+def _run_script(code: str, env: dict | None = None) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        cwd=str(REPO),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.strip().splitlines()[-1]
+
+
+def test_parent_never_imports_torch():
+    code = f"""
+    import json, sys
+    from gradfix.verify import Verifier, VerifyRequest
+    src = {HEAD!r}
+    with Verifier(jobs=1) as v:
+        (res,) = v.verify_many([VerifyRequest("h.py", src, src.replace("y *= 0.5", "y = y * 0.5"), "GF101", 1, {{"kind": "equal"}})])
+    print(json.dumps([res.verdict, "torch" in sys.modules]))
+    """
+    assert json.loads(_run_script(code)) == ["equivalent", False]
+
+
+def test_torch_missing_in_worker(tmp_path):
+    fake = tmp_path / "fake" / "torch"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("raise ImportError('No module named torch (simulated)')\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path / "fake"))
+    code = f"""
+    import json
+    from gradfix.verify import Verifier, VerifyRequest
+    src = {HEAD!r}
+    with Verifier(jobs=1) as v:
+        (res,) = v.verify_many([VerifyRequest("h.py", src, src, "GF101", 1, {{"kind": "equal"}})])
+    print(json.dumps([res.verdict, res.detail]))
+    """
+    assert json.loads(_run_script(code, env)) == ["untestable", "torch is not installed; pip install torch (see README)"]
+
+
+# --------------------------------------------------------------------------- static analysis (no torch)
+
+
+def test_strip_keeps_defs_imports_and_constants():
+    tree = __import__("ast").parse(textwrap.dedent(SEED))
+    st = S.strip_module(tree)
+    kinds = [type(s).__name__ for s in st.tree.body]
+    assert kinds == ["Import", "ClassDef", "FunctionDef"]
+    assert {"net", "opt", "scaler", "step"} <= st.dropped_names
+
+
+def test_analyze_finds_changed_units():
+    import ast
+
+    a = S.analyze(ast.parse(SEED), ast.parse(SEED_FIXED), SEED, SEED_FIXED)
+    assert a.changed_classes == ["Net"] and not a.changed_functions and not a.module_code_changed
+    assert a.changed_methods["Net"] == ["forward"]
+    a = S.analyze(ast.parse(SEED_FIXED), ast.parse(REG_NEW), SEED_FIXED, REG_NEW)
+    assert a.changed_functions == ["l2_sp_regularizer"] and not a.changed_classes
+    comment_only = SEED.replace("# [B, 16]", "# features")
+    assert S.analyze(ast.parse(SEED), ast.parse(comment_only), SEED, comment_only).identical
