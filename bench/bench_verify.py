@@ -69,6 +69,18 @@ print(json.dumps(run_request(json.loads(sys.stdin.read()))["verdict"]))
 """
 
 
+def _cpu_s(pids: list[int]) -> float:
+    """CPU seconds used by these processes and their reaped children (Linux /proc)."""
+    total = 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return float("nan")
+    return total + sum(os.times()[:2])  # plus this (parent) process
+
+
 def run_gradfix(jobs: int, n: int) -> dict:
     reqs = cases(n)
     with Verifier(jobs=jobs, timeout_s=30) as v:
@@ -76,9 +88,12 @@ def run_gradfix(jobs: int, n: int) -> dict:
         v.start(wait=True)
         startup = time.perf_counter() - t0
         v.verify_many(reqs[:jobs])  # make sure every worker answered once (not counted)
+        pids = [w.proc.pid for w in v._workers]
+        c0 = _cpu_s(pids)
         t0 = time.perf_counter()
         res = v.verify_many(reqs)
         wall = time.perf_counter() - t0
+        cpu = _cpu_s(pids) - c0
         ms = v.last_stats.get("worker_ms", [])
     bad = [(r.path, x.verdict) for r, x in zip(reqs, res) if x.verdict != EXPECTED[r.path]]
     return {
@@ -89,6 +104,8 @@ def run_gradfix(jobs: int, n: int) -> dict:
         "checks_per_s": n / wall,
         "checks_per_s_per_worker": n / wall / jobs,
         "median_ms_in_worker": statistics.median(ms) if ms else float("nan"),
+        "cpu_s": cpu,
+        "checks_per_cpu_s": n / cpu if cpu > 0 else float("nan"),
         "wrong": bad,
     }
 
@@ -123,21 +140,24 @@ def main() -> int:
     one = run_gradfix(1, a.checks)
     print(f"gradfix, 1 worker : start-up {one['startup_s']:.2f} s; {one['checks']} checks in {one['wall_s']:.2f} s = "
           f"{one['checks_per_s']:.1f} checks/s per worker (median {one['median_ms_in_worker']:.1f} ms per check in the "
-          f"worker){'; WRONG: ' + str(one['wrong']) if one['wrong'] else ''}")
+          f"worker); CPU {one['cpu_s']:.2f} s = {one['checks_per_cpu_s']:.1f} checks per CPU-second"
+          f"{'; WRONG: ' + str(one['wrong']) if one['wrong'] else ''}")
     many = None
     if a.jobs > 1:
         many = run_gradfix(a.jobs, a.checks)
         print(f"gradfix, {a.jobs} workers: start-up {many['startup_s']:.2f} s; {many['checks']} checks in "
               f"{many['wall_s']:.2f} s = {many['checks_per_s']:.1f} checks/s total, "
-              f"{many['checks_per_s_per_worker']:.1f} per worker{'; WRONG: ' + str(many['wrong']) if many['wrong'] else ''}")
+              f"{many['checks_per_s_per_worker']:.1f} per worker; {many['checks_per_cpu_s']:.1f} checks per CPU-second"
+              f"{'; WRONG: ' + str(many['wrong']) if many['wrong'] else ''}")
     peer = run_peer(a.peer_checks)
     per = ", ".join(f"{t:.2f}" for t in peer["per_check_s"])
     print(f"peer (fresh `python -c` per check): {peer['checks']} checks in {peer['wall_s']:.2f} s = "
           f"{peer['checks_per_s']:.2f} checks/s (per check: {per} s){'; WRONG: ' + str(peer['wrong']) if peer['wrong'] else ''}")
     print(f"ratio (gradfix 1 worker / peer, one process at a time each): {one['checks_per_s'] / peer['checks_per_s']:.0f}x")
     target = 20.0
-    ok = one["checks_per_s"] >= target
-    print(f"target >= {target:.0f} checks/s per core after start-up: {'met' if ok else 'NOT met'}")
+    ok = one["checks_per_s"] >= target and one["checks_per_cpu_s"] >= target
+    print(f"target >= {target:.0f} checks/s per core after start-up (1 worker, wall and CPU): "
+          f"{'met' if ok else 'NOT met'}")
     return 0 if not (one["wrong"] or peer["wrong"] or (many and many["wrong"])) else 1
 
 
