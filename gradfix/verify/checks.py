@@ -69,6 +69,8 @@ def fixture_hint(name: str, what: str = "module") -> str:
 
 def fmt_exc(e: BaseException, limit: int = 160) -> str:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if len(msg) > limit and ". " in msg[:limit]:
+        msg = msg[: msg.index(". ") + 1]
     if len(msg) > limit:
         msg = msg[: limit - 3].rstrip() + "..."
     return f"{type(e).__name__}: {msg}" if msg else type(e).__name__
@@ -465,7 +467,8 @@ def required_params(fn: Callable, skip_first: bool) -> list[str]:
     ]
 
 
-def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype) -> tuple:
+def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
+                explain: Callable[[BaseException, str], str] | None = None) -> tuple:
     req = required_params(type(models[0]).forward, skip_first=True)
     if len(req) == 0:
         return ()
@@ -493,6 +496,12 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype) -> tuple
             except Exception as e:  # noqa: BLE001 - user code
                 if last is None or model is models[0]:
                     last = e
+    if last is not None and dtype == torch.float64 and is_dtype_error(last):
+        raise _RetryFp32()
+    if last is not None and explain is not None and isinstance(last, NameError):
+        why = explain(last, name)
+        if why != fmt_exc(last):
+            raise Untestable(why)
     tried = "; ".join(str(tuple(getattr(c, "shape", ()))) for c in cands[:8])
     raise Untestable(
         f"input shape unknown for {name}: forward failed on every input inferred from its first layer "
@@ -540,6 +549,14 @@ class Ctx:
                 hint = " (relative imports need the file's package; run gradfix from the project root)"
             if is_gpu_error(e):
                 raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
+            if not hint and isinstance(e, ImportError):
+                missing = getattr(e, "name", None) or ""
+                if missing.split(".")[0] in ("triton", "cupy", "pycuda", "apex"):
+                    raise Untestable(f"needs GPU: the {which} module imports {missing}, which is not available here")
+                hint = (
+                    " (install the missing package where the verifier runs, or pass the project root so that "
+                    "local modules resolve)"
+                )
             raise Untestable(f"module not importable in isolation ({which} version): {fmt_exc(e)}{hint}")
 
     def fixtures(self) -> Any:
@@ -580,11 +597,19 @@ class Ctx:
 
     def finish(self, o: Outcome) -> Outcome:
         detail = o.detail.rstrip()
+        if o.verdict == "untestable":  # nothing was checked, so no notes about how
+            return Outcome(o.verdict, detail, o.unit)
         if self.dtype != torch.float64:
-            detail += " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
+            detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:
-            detail = detail.rstrip(".") + f" ({REDIRECT_NOTE})."
+            if detail.endswith(".") and not detail.endswith(".."):
+                detail = detail[:-1]
+            detail += f" ({REDIRECT_NOTE})."
         return Outcome(o.verdict, detail, o.unit)
+
+
+def _sentence(s: str) -> str:
+    return s if s.endswith(".") else s + "."
 
 
 # --------------------------------------------------------------------------- module check
@@ -660,7 +685,7 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
         new.to(ctx.dtype)
 
     try:
-        inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype)
+        inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype, ctx.explain)
     except Untestable as u:
         return Outcome("untestable", str(u), name)
     leaves = make_leaves(inputs, ctx.dtype)
@@ -744,8 +769,10 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
                 )
         else:
             if type(o) is type(n) and str(o) == str(n):
+                why = ctx.explain(o, name)
+                hint = "" if "fixture_" in why else f" on the inferred input; " + fixture_hint(name)
                 pending_untestable = pending_untestable or Outcome(
-                    "untestable", f"both versions raise {ctx.explain(o, name)}{wm}", name
+                    "untestable", f"both versions raise {why}{wm}{hint}", name
                 )
             else:
                 return Outcome(
@@ -797,12 +824,16 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
         ig = " and the input gradient" if any(g is not None for g in ref[modes[0]].input_grads) else ""
         return Outcome(
             "equivalent",
-            f"outputs, gradients of {n_params} parameters{ig} and {n_bufs} buffers agree in {mode_txt} "
+            f"outputs, gradients of {plural(n_params, 'parameter')}{ig} and {plural(n_bufs, 'buffer')} agree in {mode_txt} "
             f"({prec}, largest norm-relative difference {worst[0]:.1e})",
             name,
         )
     others = sum(1 for d in diffs if d[0] > ctx.tol) - 1
     more = f"; {others} more tensor{'s' if others != 1 else ''} differ" if others > 0 else ""
+    if is_module and not crash:
+        by_mode = {m: max((d[0] for d in compare_runs(ref[m], runs["new"][m], m, scale)), default=0.0) for m in modes}
+        if by_mode.get("eval", 1.0) <= ctx.tol and by_mode.get("train", 0.0) > ctx.tol:
+            more += " (eval mode agrees: the change affects train mode only, e.g. dropout draw order or batch statistics)"
     prefix = (
         f"the original raises {type(next(iter(crash.values()))).__name__} and the rewrite differs from its intended "
         f"result (the original rerun with mutation of saved tensors allowed): "
@@ -810,6 +841,10 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
         else ""
     )
     return Outcome("failed", f"{prefix}{worst[1]}{more}", name)
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
 
 
 def _short_version_msg(e: BaseException) -> str:
@@ -836,8 +871,9 @@ def plan_units(ctx: Ctx, allow_function_fixture: bool = True) -> tuple[list[str]
             outcomes.append(
                 Outcome(
                     "untestable",
-                    f"the change is in {meths}, which construction and forward() do not reach; the verifier runs "
-                    f"only those",
+                    f"the change is in {meths}, which construction and forward() do not reach, and the verifier runs "
+                    f"only those; define fixture_{c}(mod) in {FIXTURE_FILE} returning (a module whose forward calls "
+                    f"it, inputs)",
                     c,
                 )
             )
@@ -868,7 +904,12 @@ def plan_units(ctx: Ctx, allow_function_fixture: bool = True) -> tuple[list[str]
         units.extend(deps)
     if a.module_code_changed:
         outcomes.append(
-            Outcome("untestable", "change is in module-level code, which the verifier does not execute", "<module>")
+            Outcome(
+                "untestable",
+                "change is in module-level code, which the verifier does not execute; only changes inside functions "
+                "and classes (or loss expressions and train steps the rule describes) can be checked",
+                "<module>",
+            )
         )
     return units, outcomes
 
@@ -1074,7 +1115,7 @@ def check_clamp_moved(ctx: Ctx, k: int = 3) -> Outcome:
             hint = c.get("lr_hint")
             lr_used = float(hint) if hint else (_optimizer_lr(nss["old"]) or 1e-3)
         if spec is None:
-            spec = infer_input(model_name, [models["old"], models["new"]], ctx.dtype)
+            spec = infer_input(model_name, [models["old"], models["new"]], ctx.dtype, ctx.explain)
         for tag in ("old", "new"):
             nss[tag]["__gf_input"] = _Inputs(spec)
         if start == "b":
