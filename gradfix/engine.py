@@ -168,6 +168,23 @@ class Engine:
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 
+    def proposals(self, source: str, path: str) -> tuple[list[tuple[Finding, str | None]], list[FileError]]:
+        """Every finding with the whole text after applying its fix alone (None when it has no
+        fix or the fix would not parse). For editors: quick fixes are diffs of these texts."""
+        try:
+            module = parse(source, path)
+        except ParseFailure as exc:
+            return [], [FileError(path, exc.line, str(exc))]
+        out: list[tuple[Finding, str | None]] = []
+        for f in self._findings(module, source, path):
+            after = None
+            if f.fix is not None:
+                after = apply_fixes(module, [f.fix])
+                if _parses(after) is not None:
+                    after = None
+            out.append((f, after))
+        return out, []
+
     # -- rewrite, verify, decide -----------------------------------------
     def fix_source(self, source: str, path: str, decide: Decide, verifier=None, project_root: str | None = None) -> FixResult:
         result = FixResult(path=path, original=source, fixed=source)

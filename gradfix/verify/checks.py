@@ -53,6 +53,10 @@ class _RetryFp32(Exception):
     pass
 
 
+class FailedCheck(Exception):
+    """The rewrite is broken in a way that ends the check (e.g. the new module does not load)."""
+
+
 @dataclass
 class Outcome:
     verdict: str
@@ -526,7 +530,7 @@ class Ctx:
     redirect: bool = False
     dtype: torch.dtype = torch.float64
     tol: float = TOL64
-    notes: list = field(default_factory=list)
+    weak_units: list = field(default_factory=list)
     _mods: dict = field(default_factory=dict)
     _fixtures: Any = None
     _fixtures_loaded: bool = False
@@ -537,12 +541,16 @@ class Ctx:
         return self._mods[tag]
 
     def load_fresh(self, tag: str) -> types.ModuleType:
+        if tag == "new":
+            self.module("old")  # a failure to load the original is untestable, not a failure of the rewrite
         try:
             with seeded(SEED_BUILD):
                 return exec_module(self.stripped[tag].tree, tag, self.req.path)
         except BaseException as e:  # noqa: BLE001
             if isinstance(e, KeyboardInterrupt):
                 raise
+            if tag == "new":
+                raise FailedCheck(f"new version raises {fmt_exc(e)} when the rewritten module is loaded")
             which = "original" if tag == "old" else "rewritten"
             hint = ""
             if isinstance(e, ImportError) and "relative import" in str(e):
@@ -599,7 +607,7 @@ class Ctx:
         detail = o.detail.rstrip()
         if o.verdict == "untestable":  # nothing was checked, so no notes about how
             return Outcome(o.verdict, detail, o.unit)
-        if self.dtype != torch.float64:
+        if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:
             if detail.endswith(".") and not detail.endswith(".."):
@@ -645,14 +653,19 @@ def module_check(ctx: Ctx, name: str, scale: float | None = None) -> Outcome:
     try:
         return _module_check(ctx, name, scale)
     except _RetryFp32:
-        if ctx.dtype != torch.float64:
-            raise
-        ctx.dtype, ctx.tol = torch.float32, TOL32
-        torch.set_default_dtype(torch.float32)
-        try:
-            return _module_check(ctx, name, scale)
-        except _RetryFp32:
-            return Outcome("untestable", f"{name} raises dtype errors in fp64 and in fp32", name)
+        pass
+    ctx.dtype, ctx.tol = torch.float32, TOL32
+    torch.set_default_dtype(torch.float32)
+    try:
+        out = _module_check(ctx, name, scale)
+        if out.verdict != "untestable":
+            ctx.weak_units.append(name)
+        return out
+    except _RetryFp32:
+        return Outcome("untestable", f"{name} raises dtype errors in fp64 and in fp32", name)
+    finally:
+        ctx.dtype, ctx.tol = torch.float64, TOL64
+        torch.set_default_dtype(torch.float64)
 
 
 def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
@@ -1336,6 +1349,8 @@ def _run(req: VerifyRequest) -> Outcome:
             out = checks[kind](ctx)
         except Untestable as u:
             out = Outcome("untestable", str(u), None)
+        except FailedCheck as f:
+            out = Outcome("failed", str(f), None)
     return ctx.finish(out)
 
 
@@ -1346,6 +1361,9 @@ def run_request(data: dict) -> dict:
         req = VerifyRequest.from_json(data)
         if req.project_root:
             sys.path.insert(0, req.project_root)
+        here = os.path.dirname(os.path.abspath(req.path)) if req.path and not req.path.startswith("<") else ""
+        if here and os.path.isdir(here) and here not in sys.path:
+            sys.path.insert(1 if req.project_root else 0, here)  # sibling modules of the checked file
         torch.set_default_dtype(torch.float64)
         out = _run(req)
     except Untestable as u:

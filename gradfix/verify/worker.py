@@ -56,6 +56,7 @@ def _fmt_timeout(t: float) -> str:
 
 
 _ZOMBIES: list[int] = []
+_CLOSE_IN_CHILD: list[int] = []  # the protocol channel: never visible to user code
 
 
 def reap(block: bool = False) -> None:
@@ -79,6 +80,11 @@ def run_forked(run, data: dict, timeout: float) -> dict:
         code = 0
         try:
             os.close(r)
+            for fd in _CLOSE_IN_CHILD:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
             try:
                 os.setpgid(0, 0)
             except OSError:
@@ -216,6 +222,7 @@ def main() -> int:
     # The protocol channel is a private dup of fd 1; fd 1 itself now points at stderr so that
     # stray prints (ours, torch's, a library's) can never corrupt the protocol.
     proto = os.fdopen(os.dup(1), "wb", buffering=0)
+    _CLOSE_IN_CHILD.append(proto.fileno())
     os.dup2(2, 1)
     sys.stdout = sys.stderr
 
