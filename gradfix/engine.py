@@ -113,10 +113,24 @@ def parse(source: str, path: str) -> cst.Module:
         raise ParseFailure(f"cannot parse: {exc}", None) from exc
 
 
-def _parses(source: str) -> str | None:
+def _compiles(source: str) -> bool:
     try:
-        ast.parse(source)
+        compile(source, "<gradfix>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _parses(source: str, original_compiles: bool = True) -> str | None:
+    """Why `source` is not valid Python (None when it is). Byte-compiling also catches what
+    the parser accepts but Python rejects (`return` outside a function); it is only asked
+    of files whose original compiled."""
+    try:
         cst.parse_module(source)
+        if original_compiles:
+            compile(source, "<gradfix>", "exec", dont_inherit=True)
+        else:
+            ast.parse(source)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
         return str(exc).splitlines()[0]
     return None
@@ -176,11 +190,12 @@ class Engine:
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         out: list[tuple[Finding, str | None]] = []
+        strict = _compiles(source)
         for f in self._findings(module, source, path):
             after = None
             if f.fix is not None:
                 after = apply_fixes(module, [f.fix])
-                if _parses(after) is not None:
+                if _parses(after, strict) is not None:
                     after = None
             out.append((f, after))
         return out, []
@@ -190,6 +205,7 @@ class Engine:
         result = FixResult(path=path, original=source, fixed=source)
         rejected: set[tuple] = set()
         current = source
+        strict = _compiles(source)
         for _round in range(MAX_ROUNDS):
             try:
                 module = parse(current, path)
@@ -207,7 +223,7 @@ class Engine:
                 if key in rejected:
                     continue
                 after = apply_fixes(module, [f.fix])
-                problem = _parses(after)
+                problem = _parses(after, strict)
                 if problem is not None:
                     rejected.add(key)
                     result.errors.append(FileError(path, line, f"{f.rule} fix dropped: its output does not parse ({problem})"))
@@ -233,7 +249,7 @@ class Engine:
                 accepted.append(change)
             if accepted:
                 new = apply_fixes(module, [c.fix for c in accepted])
-                problem = _parses(new)
+                problem = _parses(new, strict)
                 if problem is not None:
                     for c in accepted:
                         c.reason = f"combined output does not parse ({problem})"

@@ -504,3 +504,110 @@ def test_analyze_finds_changed_units():
     assert a.changed_functions == ["l2_sp_regularizer"] and not a.changed_classes
     comment_only = SEED.replace("# [B, 16]", "# features")
     assert S.analyze(ast.parse(SEED), ast.parse(comment_only), SEED, comment_only).identical
+
+
+# --------------------------------------------------------------------------- harder cases, one batch
+
+
+def test_edge_cases_batch(verifier):
+    f32 = textwrap.dedent("""
+    import torch, torch.nn as nn
+
+    class A(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(3, 3)
+
+        def forward(self, x):
+            y = self.fc(x) @ torch.eye(3, dtype=torch.float32)
+            y *= 2
+            return y
+    """)
+    dropout = textwrap.dedent("""
+    import torch, torch.nn as nn
+
+    class D(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a, self.b = nn.Linear(4, 4), nn.Linear(4, 4)
+            self.d1, self.d2 = nn.Dropout(0.5), nn.Dropout(0.5)
+
+        def forward(self, x):
+            u = self.d1(self.a(x))
+            v = self.d2(self.b(x))
+            return u + v
+    """)
+    dropout_new = swap(dropout, "u = self.d1(self.a(x))\n        v = self.d2(self.b(x))",
+                       "v = self.d2(self.b(x))\n        u = self.d1(self.a(x))")
+    dropped = textwrap.dedent("""
+    import torch, torch.nn as nn
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    config = load_config()
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4).to(device)
+
+        def forward(self, x):
+            y = self.fc(x.to(device)) * config["scale"]
+            y *= 2
+            return y
+    """)
+    gpu = textwrap.dedent("""
+    import torch, torch.nn as nn
+
+    class G(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.gen = torch.Generator("cuda")
+
+        def forward(self, x):
+            y = self.fc(x)
+            y *= 2
+            return y
+    """)
+    rnn = textwrap.dedent("""
+    import torch, torch.nn as nn
+
+    class T(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(50, 8)
+            self.lstm = nn.LSTM(8, 16, batch_first=True)
+            self.head = nn.Linear(16, 3)
+
+        def forward(self, ids):
+            h, _ = self.lstm(self.emb(ids))
+            out = self.head(h[:, -1]).tanh()
+            out /= 2
+            return out
+
+    class Lazy(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.LazyLinear(5)
+
+        def forward(self, x):
+            y = self.fc(x)
+            y += 1
+            return y
+    """)
+    broken_load = "import torch\n\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+    results = verifier.verify_many([
+        req(f32, swap(f32, "y *= 2", "y = y * 2")),
+        req(dropout, dropout_new),
+        req(dropped, swap(dropped, "y *= 2", "y = y * 2")),
+        req(gpu, swap(gpu, "y *= 2", "y = y * 2")),
+        req(rnn, swap(swap(rnn, "out /= 2", "out = out / 2"), "y += 1", "y = y + 1")),
+        req(broken_load, broken_load.replace("import torch\n", "import torch\nimport no_such_module_gradfix\n")),
+    ])
+    weak, mixed, name, needs_gpu, two, broken = results
+    assert weak.verdict == "equivalent" and "Weak check: fp32" in weak.detail, weak
+    assert mixed.verdict == "failed" and "(train mode)" in mixed.detail and "eval mode agrees" in mixed.detail, mixed
+    assert name.verdict == "untestable" and "module-level name 'config'" in name.detail, name
+    assert "fixture_M" in name.detail
+    assert needs_gpu.verdict == "untestable" and needs_gpu.detail.startswith("needs GPU"), needs_gpu
+    assert two.verdict == "fixes-crash" and two.unit == "T, Lazy", two
+    assert broken.verdict == "failed" and "no_such_module_gradfix" in broken.detail, broken
