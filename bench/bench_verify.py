@@ -29,7 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from gradfix.verify import Verifier, VerifyRequest  # noqa: E402
 
-SEED = (REPO / "tests" / "verify_cases" / "seed_net.py").read_text()
+SEED = (REPO / "tests" / "verify_cases" / "seed_net.py.txt").read_text()
 SEED_FIXED = SEED.replace("f_log = f.detach() ", "f_log = f.detach().clone() ").replace(
     "f /= (f.norm(dim=1, keepdim=True) + 1e-6)", "f = f / (f.norm(dim=1, keepdim=True) + 1e-6)"
 )
@@ -136,7 +136,9 @@ def main() -> int:
                                 else sys.executable] + sys.argv))
     import platform
 
-    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}")
+    print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, load average before "
+          f"{os.getloadavg()[0]:.2f} (other processes share these CPUs: the wall-clock figures depend on that, the "
+          f"per-CPU-second figures much less)")
     one = run_gradfix(1, a.checks)
     print(f"gradfix, 1 worker : start-up {one['startup_s']:.2f} s; {one['checks']} checks in {one['wall_s']:.2f} s = "
           f"{one['checks_per_s']:.1f} checks/s per worker (median {one['median_ms_in_worker']:.1f} ms per check in the "
@@ -155,9 +157,11 @@ def main() -> int:
           f"{peer['checks_per_s']:.2f} checks/s (per check: {per} s){'; WRONG: ' + str(peer['wrong']) if peer['wrong'] else ''}")
     print(f"ratio (gradfix 1 worker / peer, one process at a time each): {one['checks_per_s'] / peer['checks_per_s']:.0f}x")
     target = 20.0
-    ok = one["checks_per_s"] >= target and one["checks_per_cpu_s"] >= target
-    print(f"target >= {target:.0f} checks/s per core after start-up (1 worker, wall and CPU): "
-          f"{'met' if ok else 'NOT met'}")
+    print(f"target >= {target:.0f} checks/s per core after start-up: "
+          f"{'met' if one['checks_per_cpu_s'] >= target else 'NOT met'} by CPU time "
+          f"({one['checks_per_cpu_s']:.1f} checks per CPU-second, worker + forked children + this process), "
+          f"{'met' if one['checks_per_s'] >= target else 'not met'} by wall clock with 1 worker "
+          f"({one['checks_per_s']:.1f}/s; load average now {os.getloadavg()[0]:.2f})")
     return 0 if not (one["wrong"] or peer["wrong"] or (many and many["wrong"])) else 1
 
 

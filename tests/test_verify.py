@@ -63,7 +63,7 @@ def check(v: Verifier, r: VerifyRequest) -> VerifyResult:
 
 # --------------------------------------------------------------------------- cases
 
-SEED = (CASES / "seed_net.py").read_text()
+SEED = (CASES / "seed_net.py.txt").read_text()
 SEED_FIXED = swap(
     swap(SEED, "f_log = f.detach() ", "f_log = f.detach().clone() "),
     "f /= (f.norm(dim=1, keepdim=True) + 1e-6)",
@@ -356,12 +356,32 @@ def test_clamp_moved_after_step(verifier):
     assert "outside [-1, 1]" in bad.detail
 
 
+def test_clamp_moved_when_the_forward_itself_breaks_backward(verifier):
+    # The raw seed: its forward's in-place divide breaks backward in both versions, so the steps
+    # are compared with mutation of saved tensors allowed (the code's intended semantics).
+    reg_new = swap(
+        SEED,
+        "    with torch.no_grad():\n        m.weight.data = torch.clamp(m.weight.data, -1.0, 1.0)\n    return",
+        "    return",
+    )
+    res = check(verifier, req(SEED, reg_new, clamp_contract(), rule="GF103"))
+    assert res.verdict == "expected-change", res
+    assert "mutation of saved tensors allowed" in res.detail
+    assert "checked on CPU via cuda->cpu redirect" in res.detail
+
+
 def test_gains_grad(verifier):
     new = swap(GAINS, "m.weight.data ** 2", "m.weight ** 2")
     contract = {"kind": "gains-grad", "setup": "model = Model()", "call": "reg(model.fc)", "model": "model"}
     res = check(verifier, req(GAINS, new, contract, rule="GF104"))
     assert res.verdict == "expected-change", res
     assert "contributes gradient to fc.weight" in res.detail and "value is unchanged" in res.detail
+    # an inline term in module-level code: the engine passes its old and new source
+    loop = GAINS + "\nmodel = Model()\nfor step in range(10):\n    loss = model(torch.randn(2, 4)).sum() + (model.fc.weight.data ** 2).sum()\n"
+    inline = {"kind": "gains-grad", "setup": "model = Model()", "model": "model", "call": None,
+              "call_old": "(model.fc.weight.data ** 2).sum()", "call_new": "(model.fc.weight ** 2).sum()"}
+    res = check(verifier, req(loop, swap(loop, "(model.fc.weight.data ** 2)", "(model.fc.weight ** 2)"), inline, rule="GF104"))
+    assert res.verdict == "expected-change" and res.unit == "<module-level loss term>", res
     # a rewrite that changes nothing about the gradient is not an expected change
     same = swap(GAINS, "m.weight.data ** 2", "m.weight.data.detach() ** 2")
     res = check(verifier, req(GAINS, same, contract, rule="GF104"))
@@ -611,3 +631,34 @@ def test_edge_cases_batch(verifier):
     assert needs_gpu.verdict == "untestable" and needs_gpu.detail.startswith("needs GPU"), needs_gpu
     assert two.verdict == "fixes-crash" and two.unit == "T, Lazy", two
     assert broken.verdict == "failed" and "no_such_module_gradfix" in broken.detail, broken
+
+
+def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
+    pkg = tmp_path / "pkg" / "models"
+    pkg.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(
+        "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n"
+    )
+    src = """
+    import torch.nn as nn
+    from .layers import Block
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            y = self.block(x)
+            y *= 2
+            return y
+    """
+    path = str(pkg / "net.py")
+    new = swap(src, "y *= 2", "y = y * 2")
+    ok, alone = verifier.verify_many([req(src, new, root=str(tmp_path), path=path), req(src, new, path=path)])
+    assert ok.verdict == "fixes-crash", ok  # sigmoid saves its output, so the in-place *= broke backward
+    assert alone.verdict == "untestable" and "module not importable in isolation" in alone.detail, alone
+    assert "relative import" in alone.detail

@@ -57,6 +57,3 @@ class VerifyResult:
             return cls("untestable", f"verifier returned an unknown verdict {verdict!r}", data.get("unit"))
         return cls(verdict, str(data.get("detail", "")), data.get("unit"))
 
-
-def untestable(detail: str, unit: str | None = None) -> VerifyResult:
-    return VerifyResult("untestable", detail, unit)

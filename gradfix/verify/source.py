@@ -244,12 +244,6 @@ class Analysis:
                     changed = True
         return [n for n, d in defs.items() if isinstance(d, ast.ClassDef) and n in reached and n not in names]
 
-    def def_kind(self, name: str) -> str | None:
-        d = _top_defs(self.new_tree).get(name) or _top_defs(self.old_tree).get(name)
-        if d is None:
-            return None
-        return "class" if isinstance(d, ast.ClassDef) else "function"
-
     def unreached_changed_methods(self, cls: str) -> list[str]:
         d = _top_defs(self.new_tree).get(cls)
         if not isinstance(d, ast.ClassDef):
@@ -263,7 +257,7 @@ def _segment(lines: list[str] | None, node: ast.AST) -> str | None:
         return None
     start = node.lineno - 1
     if isinstance(node, DEF_TYPES) and node.decorator_list:
-        start = min(start, min(d.lineno for d in node.decorator_list) - 2)
+        start = min(start, min(d.lineno for d in node.decorator_list) - 1)
     return "\n".join(lines[max(start, 0): node.end_lineno])
 
 

@@ -39,11 +39,12 @@ class _Worker:
         self.fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.buf = b""
         self.ready = False  # hello received
+        self.started = time.monotonic()
         self.job: tuple[int, float] | None = None  # (request index, deadline)
 
-    def send(self, obj: dict) -> bool:
+    def send(self, line: str) -> bool:
         try:
-            self.proc.stdin.write((json.dumps(obj) + "\n").encode())  # type: ignore[union-attr]
+            self.proc.stdin.write((line + "\n").encode())  # type: ignore[union-attr]
             self.proc.stdin.flush()  # type: ignore[union-attr]
             return True
         except (BrokenPipeError, OSError, ValueError):
@@ -156,45 +157,73 @@ class Verifier:
                     break
                 lines = w.read_lines()
                 if lines is None:
-                    break
+                    break  # verify_many notices the dead worker and restarts it
                 w.ready = w.ready or any("hello" in m for m in lines)
 
     # -- work
     def verify_many(self, requests: list[VerifyRequest]) -> list[VerifyResult]:
-        results: list[VerifyResult | None] = [None] * len(requests)
-        if not requests:
+        """Check every request; results come back in the same order. Not thread-safe."""
+        n = len(requests)
+        results: list[VerifyResult | None] = [None] * n
+        if not n:
             return []
-        self._ensure_workers(min(self.jobs, len(requests)) if not self._workers else len(self._workers))
-        pending = deque(range(len(requests)))
+        self._ensure_workers(max(len(self._workers), min(self.jobs, n)))
+        pending = deque(range(n))
         ms: list[float] = []
+        start_failures = 0
 
-        def assign(w: _Worker) -> None:
-            while pending and w.job is None:
-                i = pending.popleft()
-                grace = ANSWER_GRACE_S + (0.0 if w.ready else STARTUP_GRACE_S)
-                msg = {"id": i, "req": requests[i].to_json(), "timeout": self.timeout_s}
-                if w.send(msg):
-                    w.job = (i, time.monotonic() + self.timeout_s + grace)
-                else:
-                    self._replace(w, requests, results, i, "could not be started or stopped reading requests")
-                    return
+        def fail_worker(w: _Worker, why: str | None) -> None:
+            nonlocal start_failures
+            reason = why or w.describe_death()
+            w.kill()
+            if w.job is not None:
+                results[w.job[0]] = VerifyResult(
+                    "untestable", f"the verifier worker {reason} while checking this change; it was restarted", None
+                )
+                w.job = None
+            elif not w.ready:
+                start_failures += 1
+            idx = self._workers.index(w)
+            if start_failures >= 2:
+                # Workers cannot start (e.g. the interpreter cannot import gradfix): give up on the rest.
+                del self._workers[idx]
+                if not self._workers:
+                    while pending:
+                        results[pending.popleft()] = VerifyResult(
+                            "untestable", f"the verifier worker could not be started: it {reason}", None
+                        )
+                return
+            self._workers[idx] = _Worker()
 
-        while pending or any(w.job for w in self._workers):
+        while pending or any(w.job is not None for w in self._workers):
             for w in list(self._workers):
-                if w.job is None and pending:
-                    assign(w)
-            busy = [w for w in self._workers if w.job is not None]
-            if not busy:
+                if w.ready and w.job is None and pending:
+                    i = pending.popleft()
+                    try:
+                        msg = json.dumps({"id": i, "req": requests[i].to_json(), "timeout": self.timeout_s})
+                    except (TypeError, ValueError) as e:
+                        results[i] = VerifyResult("untestable", f"the request is not JSON-serialisable: {e}", None)
+                        continue
+                    if w.send(msg):
+                        w.job = (i, time.monotonic() + self.timeout_s + ANSWER_GRACE_S)
+                    else:
+                        w.job = (i, 0.0)
+                        fail_worker(w, "stopped reading requests")
+            waiting = [w for w in self._workers if not w.ready or w.job is not None]
+            if not waiting:
+                if pending and not self._workers:
+                    break
                 continue
             now = time.monotonic()
-            wait = max(0.0, min(w.job[1] for w in busy) - now)  # type: ignore[index]
-            ready, _, _ = select.select([w.fd for w in busy], [], [], wait)
-            for w in busy:
+            deadlines = [w.job[1] if w.job is not None else w.started + STARTUP_GRACE_S for w in waiting]
+            ready, _, _ = select.select([w.fd for w in waiting], [], [], max(0.0, min(deadlines) - now))
+            for w, deadline in zip(waiting, deadlines):
+                if w not in self._workers:
+                    continue
                 if w.fd in ready:
                     lines = w.read_lines()
                     if lines is None:
-                        i = w.job[0]  # type: ignore[index]
-                        self._replace(w, requests, results, i, None)
+                        fail_worker(w, None)
                         continue
                     for m in lines:
                         if "hello" in m:
@@ -204,20 +233,8 @@ class Verifier:
                             if isinstance(m.get("ms"), (int, float)):
                                 ms.append(float(m["ms"]))
                             w.job = None
-                elif w.job is not None and time.monotonic() > w.job[1]:
-                    self._replace(w, requests, results, w.job[0], "did not answer in time")
+                elif time.monotonic() > deadline:
+                    fail_worker(w, "did not answer in time" if w.job is not None else
+                                f"did not start within {STARTUP_GRACE_S:g} s")
         self.last_stats = {"checks": len(ms), "worker_ms": ms}
         return [r if r is not None else VerifyResult("untestable", "no result (internal error)", None) for r in results]
-
-    def _replace(self, w: _Worker, requests, results, i: int, why: str | None) -> None:
-        """A worker died or hung: report its request as untestable and start a fresh worker."""
-        reason = why or w.describe_death()
-        w.kill()
-        idx = self._workers.index(w)
-        results[i] = VerifyResult(
-            "untestable",
-            f"the verifier worker {reason} while checking this change; it was restarted",
-            None,
-        )
-        w.job = None
-        self._workers[idx] = _Worker()

@@ -93,6 +93,7 @@ def run_forked(run, data: dict, timeout: float) -> dict:
             devnull = os.open(os.devnull, os.O_RDWR)
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             gc.disable()  # short-lived process: skip collections (and copy-on-write faults)
             try:
                 res = run(data)
@@ -219,6 +220,9 @@ def warm_up(run) -> None:
 
 
 def main() -> int:
+    # Ctrl-C in the terminal reaches the whole foreground process group: leave it to the engine,
+    # which closes our stdin (or dies, which also closes it) when it wants us gone.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The protocol channel is a private dup of fd 1; fd 1 itself now points at stderr so that
     # stray prints (ours, torch's, a library's) can never corrupt the protocol.
     proto = os.fdopen(os.dup(1), "wb", buffering=0)

@@ -1,0 +1,368 @@
+"""End-to-end tests of `gradfix lsp`: a real LSP client (pytest-lsp) drives the server over stdio.
+
+Push mode runs with VS Code 1.65's capabilities (no pull diagnostics, UTF-16, versioned
+document edits); pull mode with Neovim 0.11's (pull diagnostics, UTF-8 positions).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+
+import pytest
+import pytest_lsp
+from lsprotocol import types as T
+from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+
+REPO = Path(__file__).resolve().parents[1]
+SEED = (REPO / "golden" / "seeds" / "seed1_scenario.py").read_text(encoding="utf-8")
+WORK = Path(tempfile.mkdtemp(prefix="gradfix-lsp-test-"))
+ENV = dict(os.environ, XDG_CACHE_HOME=str(WORK / "cache"))
+SERVER = [sys.executable, "-m", "gradfix", "lsp"]
+TIMEOUT = 20.0
+
+
+def _config() -> ClientServerConfig:
+    return ClientServerConfig(server_command=SERVER, server_env=ENV)
+
+
+async def _start(client: LanguageClient, spec: str, options: dict | None = None) -> T.InitializeResult:
+    params = T.InitializeParams(capabilities=client_capabilities(spec), initialization_options=options,
+                                root_uri=WORK.as_uri())
+    return await client.initialize_session(params)
+
+
+@pytest_lsp.fixture(config=_config())
+async def push(lsp_client: LanguageClient):
+    lsp_client.init_result = await _start(lsp_client, "visual-studio-code", {"gradfix": {"debounceMs": 50}})
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=_config())
+async def pull(lsp_client: LanguageClient):
+    lsp_client.init_result = await _start(lsp_client, "neovim@v0.11")
+    yield
+    await lsp_client.shutdown_session()
+
+
+@pytest_lsp.fixture(config=_config())
+async def verifying(lsp_client: LanguageClient):
+    lsp_client.init_result = await _start(lsp_client, "visual-studio-code", {"verify": True, "debounceMs": 50})
+    yield
+    await lsp_client.shutdown_session()
+
+
+# -- helpers ---------------------------------------------------------------------------------
+class Doc:
+    """The client's copy of one open document."""
+
+    def __init__(self, client: LanguageClient, name: str, text: str):
+        self.client = client
+        self.path = WORK / name
+        self.path.write_text(text, encoding="utf-8")
+        self.uri = self.path.as_uri()
+        self.text = text
+        self.version = 1
+        client.diagnostics.pop(self.uri, None)
+        client.text_document_did_open(T.DidOpenTextDocumentParams(
+            text_document=T.TextDocumentItem(uri=self.uri, language_id="python", version=1, text=text)))
+
+    @property
+    def encoding(self) -> str:
+        return str(self.client.init_result.capabilities.position_encoding or "utf-16")
+
+    def change(self, text: str) -> None:
+        self.version += 1
+        self.text = text
+        self.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+            content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
+
+    def apply(self, edit: T.WorkspaceEdit) -> str:
+        """Apply a WorkspaceEdit the way an editor does; returns the new text (not sent)."""
+        edits: list[T.TextEdit] = []
+        if edit.document_changes:
+            for dc in edit.document_changes:
+                assert dc.text_document.uri == self.uri
+                assert dc.text_document.version in (None, self.version)
+                edits.extend(dc.edits)
+        for uri, es in (edit.changes or {}).items():
+            assert uri == self.uri
+            edits.extend(es)
+        assert edits, "empty edit"
+        text = self.text
+        for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+            s, t = self.offset(text, e.range.start), self.offset(text, e.range.end)
+            assert s <= t
+            text = text[:s] + e.new_text + text[t:]
+        return text
+
+    def offset(self, text: str, pos: T.Position) -> int:
+        lines = text.split("\n")
+        base = sum(len(l) + 1 for l in lines[: pos.line])
+        if pos.line >= len(lines):
+            return len(text)
+        units = 0
+        for i, ch in enumerate(lines[pos.line]):
+            if units >= pos.character:
+                return base + i
+            units += len(ch.encode("utf-8")) if self.encoding == "utf-8" else (2 if ord(ch) > 0xFFFF else 1)
+        return base + len(lines[pos.line])
+
+    async def diagnostics(self, until=lambda ds: True) -> list[T.Diagnostic]:
+        """Push mode: wait until the published diagnostics satisfy `until`."""
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            ds = self.client.diagnostics.get(self.uri)
+            if ds is not None and until(ds):
+                return list(ds)
+            await asyncio.sleep(0.02)
+        raise AssertionError(f"diagnostics never satisfied the condition; last: {self.client.diagnostics.get(self.uri)}")
+
+    async def pull(self) -> list[T.Diagnostic]:
+        report = await self.client.text_document_diagnostic_async(
+            T.DocumentDiagnosticParams(text_document=T.TextDocumentIdentifier(uri=self.uri)))
+        return list(report.items)
+
+    async def actions(self, diag: T.Diagnostic | None = None, only=None) -> list[T.CodeAction]:
+        rng = diag.range if diag else T.Range(start=T.Position(line=0, character=0), end=T.Position(line=0, character=0))
+        result = await self.client.text_document_code_action_async(T.CodeActionParams(
+            text_document=T.TextDocumentIdentifier(uri=self.uri), range=rng,
+            context=T.CodeActionContext(diagnostics=[diag] if diag else [], only=only)))
+        return list(result or [])
+
+    async def fix_all(self) -> str:
+        actions = await self.actions(only=["source.fixAll"])
+        assert [a.title for a in actions] == ["gradfix: fix all"]
+        action = actions[0]
+        if action.edit is None:
+            action = await self.client.code_action_resolve_async(action)
+        return self.apply(action.edit)
+
+
+def codes(ds) -> set[str]:
+    return {d.code for d in ds}
+
+
+def by_code(ds, code) -> T.Diagnostic:
+    (d,) = [d for d in ds if d.code == code]
+    return d
+
+
+# -- push mode -----------------------------------------------------------------------------------
+@pytest.mark.asyncio
+async def test_push_diagnostics_fix_hover_ignore(push: LanguageClient):
+    doc = Doc(push, "seed_push.py", SEED)
+    ds = await doc.diagnostics(lambda ds: len(ds) > 0)
+    assert codes(ds) == {"GF101", "GF102", "GF103"}
+    for d in ds:
+        assert d.severity == T.DiagnosticSeverity.Warning
+        assert d.source == "gradfix"
+        href = d.code_description.href
+        assert href.startswith("file://") and href.endswith(f"/{d.code}.md")
+        doc_text = Path(unquote(urlparse(href).path)).read_text(encoding="utf-8")
+        assert f"({d.code})" in doc_text.splitlines()[0]
+        assert d.data["rule"] == d.code
+    gf101 = by_code(ds, "GF101")
+    assert (gf101.range.start.line, gf101.range.start.character) == (17, 8)
+
+    # hover on the diagnostic's range shows the rule's documentation
+    hover = await push.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=doc.uri), position=T.Position(line=17, character=12)))
+    assert hover.contents.kind == T.MarkupKind.Markdown
+    assert "(GF101)" in hover.contents.value and "## Why is this bad?" in hover.contents.value
+
+    # the quick fix comes first, then the ignore action; fix-all is offered too
+    actions = await doc.actions(gf101)
+    titles = [a.title for a in actions]
+    assert titles[0] == "gradfix (GF101): rewrite as `f = f / (f.norm(dim=1, keepdim=True) + 1e-6)`"
+    assert titles[1] == "gradfix: ignore GF101 on this line"
+    assert titles[2] == "gradfix: fix all"
+    fix = actions[0]
+    assert fix.kind == T.CodeActionKind.QuickFix and fix.is_preferred is True
+    (tde,) = fix.edit.document_changes
+    assert len(tde.edits) == 1 and tde.edits[0].range.start.line == 17    # minimal, not the whole file
+    new = doc.apply(fix.edit)
+    assert "        f = f / (f.norm(dim=1, keepdim=True) + 1e-6)   # ❌" in new
+    doc.change(new)
+    ds = await doc.diagnostics(lambda ds: "GF101" not in codes(ds))
+    assert codes(ds) == {"GF103"}     # GF102 went too: `f` is no longer mutated in place
+
+    # ignore GF103 on its line: the comment goes at the end of the line, the diagnostic goes away
+    gf103 = by_code(ds, "GF103")
+    actions = await doc.actions(gf103)
+    assert [a.title for a in actions][:2] == [
+        "gradfix (GF103): clamp after the optimizer step: `net.fc.weight.clamp_(-1.0, 1.0)` (unsafe)",
+        "gradfix: ignore GF103 on this line",
+    ]
+    assert actions[0].is_preferred is False       # unsafe and not verified
+    new = doc.apply(actions[1].edit)
+    line = new.split("\n")[gf103.range.start.line]
+    assert line.endswith("# ❌ .data + 原地  # gradfix: ignore[GF103]")
+    doc.change(new)
+    await doc.diagnostics(lambda ds: len(ds) == 0)
+
+    # hover on the code inside the suppression comment
+    col = line.index("GF103") + 2
+    hover = await push.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=doc.uri), position=T.Position(line=gf103.range.start.line, character=col)))
+    assert hover is not None and "(GF103)" in hover.contents.value
+
+    # a code is added inside an existing `# gradfix: ignore[...]` comment
+    doc.change(SEED.replace("1e-6)   # ❌", "1e-6)  # gradfix: ignore[GF999]  # ❌"))
+    ds = await doc.diagnostics(lambda ds: "GF101" in codes(ds))
+    actions = await doc.actions(by_code(ds, "GF101"))
+    new = doc.apply(actions[1].edit)
+    assert "1e-6)  # gradfix: ignore[GF999, GF101]  # ❌" in new
+    doc.change(new)
+    await doc.diagnostics(lambda ds: "GF101" not in codes(ds))
+
+
+@pytest.mark.asyncio
+async def test_push_fix_all_applies_safe_fixes(push: LanguageClient):
+    doc = Doc(push, "seed_fixall.py", SEED)
+    await doc.diagnostics(lambda ds: len(ds) == 3)
+    fixed = await doc.fix_all()
+    assert "f_log = f.detach().clone()" in fixed and "f = f / (" in fixed
+    assert "m.weight.data = torch.clamp" in fixed           # the unsafe GF103 fix is not applied
+    doc.change(fixed)
+    ds = await doc.diagnostics(lambda ds: len(ds) < 3)
+    assert codes(ds) == {"GF103"}
+    # nothing safe is left: fix-all is no longer offered
+    assert await doc.actions(only=["source.fixAll"]) == []
+
+
+@pytest.mark.asyncio
+async def test_push_syntax_error_and_settings(push: LanguageClient):
+    doc = Doc(push, "broken.py", "def f(:\n    pass\n")
+    ds = await doc.diagnostics(lambda ds: len(ds) > 0)
+    assert len(ds) == 1 and ds[0].code == "syntax" and ds[0].source == "gradfix"
+    assert ds[0].range.start.line == 0 and ds[0].severity == T.DiagnosticSeverity.Error
+    assert await doc.actions(ds[0]) == []
+    # garbage of every kind: the server answers and keeps running
+    for junk in ["(" * 3000, "\x00\x01", "'''", "if True:\n\tpass\n        pass\n", "é = 1\r\nx = \\\n", "", "λ" * 5000]:
+        doc.change(junk)
+        await doc.diagnostics(lambda ds: True)
+        await doc.actions(T.Diagnostic(range=T.Range(start=T.Position(line=0, character=0),
+                                                     end=T.Position(line=0, character=1)),
+                                       message="x", code="GF101", source="gradfix"))
+    doc.change(SEED)
+    await doc.diagnostics(lambda ds: codes(ds) == {"GF101", "GF102", "GF103"})
+
+    # settings: ignore GF10 (prefix) except... select GF103 only; then a bad selector is reported, not fatal
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings={"gradfix": {"select": ["GF103"]}}))
+    ds = await doc.diagnostics(lambda ds: codes(ds) == {"GF103"})
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"gradfix": {"ignore": ["GF102", "GF9"], "debounceMs": 50}}))
+    await doc.diagnostics(lambda ds: codes(ds) == {"GF101", "GF103"})
+    assert any("GF9" in m.message for m in push.messages)
+
+
+@pytest.mark.asyncio
+async def test_push_gf201_threshold_and_pyproject(push: LanguageClient):
+    project = WORK / "proj"
+    project.mkdir(exist_ok=True)
+    (project / "pyproject.toml").write_text('[tool.gradfix]\nignore = ["GF102"]\n', encoding="utf-8")
+    src = ("import torch\n\nfor x, y in loader:\n    opt.zero_grad()\n    loss = loss_fn(model(x), y) / 5000\n"
+           "    loss.backward()\n    opt.step()\n")
+    doc = Doc(push, "proj/train.py", src)
+    ds = await doc.diagnostics(lambda ds: len(ds) > 0)
+    assert codes(ds) == {"GF201"}
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"gradfix": {"gf201Threshold": 10000, "debounceMs": 50}}))
+    await doc.diagnostics(lambda ds: len(ds) == 0)
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(
+        settings={"gradfix": {"rules": {"GF201": {"threshold": 100}}, "debounceMs": 50}}))
+    await doc.diagnostics(lambda ds: codes(ds) == {"GF201"})
+    # the project's [tool.gradfix] ignore = ["GF102"] holds for the seed inside it
+    seed = Doc(push, "proj/seed.py", SEED)
+    ds = await seed.diagnostics(lambda ds: len(ds) > 0)
+    assert codes(ds) == {"GF101", "GF103"}
+
+
+# -- pull mode ---------------------------------------------------------------------------------------
+@pytest.mark.asyncio
+async def test_pull_diagnostics_fix_and_ignore(pull: LanguageClient):
+    caps = pull.init_result.capabilities
+    assert caps.diagnostic_provider is not None and caps.position_encoding == "utf-8"
+    doc = Doc(pull, "seed_pull.py", SEED)
+    ds = await doc.pull()
+    assert codes(ds) == {"GF101", "GF102", "GF103"}
+    assert all(d.severity == T.DiagnosticSeverity.Warning and d.source == "gradfix" for d in ds)
+    assert by_code(ds, "GF101").code_description.href.endswith("/GF101.md")
+    assert pull.diagnostics.get(doc.uri) is None           # nothing is pushed to a pulling client
+
+    actions = await doc.actions(by_code(ds, "GF101"))
+    assert actions[0].title.startswith("gradfix (GF101): rewrite as") and actions[0].is_preferred
+    doc.change(doc.apply(actions[0].edit))
+    ds = await doc.pull()
+    assert codes(ds) == {"GF102", "GF103"}
+
+    # line 15 carries a 3-byte emoji comment: the end of line is in UTF-8 bytes here
+    gf102 = by_code(ds, "GF102")
+    actions = await doc.actions(gf102)
+    assert [a.title for a in actions][:2] == ["gradfix (GF102): clone the detached copy: `f.detach().clone()`",
+                                            "gradfix: ignore GF102 on this line"]
+    new = doc.apply(actions[1].edit)
+    assert new.split("\n")[14].endswith("# ❌ 为了可视化，提前 detach  # gradfix: ignore[GF102]")
+    doc.change(new)
+    assert codes(await doc.pull()) == {"GF103"}
+
+    hover = await pull.text_document_hover_async(T.HoverParams(
+        text_document=T.TextDocumentIdentifier(uri=doc.uri),
+        position=T.Position(line=14, character=len(new.split("\n")[14].encode()) - 3)))
+    assert hover is not None and "(GF102)" in hover.contents.value
+
+    # only GF103 is left and its fix is unsafe: fix-all has nothing to offer
+    assert await doc.actions(only=["source.fixAll"]) == []
+
+
+@pytest.mark.asyncio
+async def test_pull_fix_all_and_syntax_error(pull: LanguageClient):
+    doc = Doc(pull, "seed_pull_fixall.py", SEED)
+    fixed = await doc.fix_all()
+    doc.change(fixed)
+    assert codes(await doc.pull()) == {"GF103"}
+    doc.change(SEED.replace("def forward(self, x):", "def forward(self, x:"))
+    ds = await doc.pull()
+    assert len(ds) == 1 and ds[0].code == "syntax"
+    doc.change(SEED)
+    assert codes(await doc.pull()) == {"GF101", "GF102", "GF103"}
+
+
+# -- verification ----------------------------------------------------------------------------------
+def _verifier_problem() -> str | None:
+    try:
+        from gradfix.verify import Verifier, VerifyRequest  # noqa: F401
+        import torch  # noqa: F401
+    except Exception as exc:
+        return f"gradfix.verify is not usable here: {type(exc).__name__}: {exc}"
+    return None
+
+
+@pytest.mark.asyncio
+@pytest.mark.skipif(_verifier_problem() is not None, reason=str(_verifier_problem()))
+async def test_verified_fix_title(verifying: LanguageClient):
+    doc = Doc(verifying, "seed_verify.py", SEED)
+    ds = await doc.diagnostics(lambda ds: len(ds) == 3)
+    deadline = time.monotonic() + 45
+    title = ""
+    while time.monotonic() < deadline:
+        ds = verifying.diagnostics[doc.uri]
+        actions = await doc.actions(by_code(ds, "GF101"))
+        title = actions[0].title if actions else ""
+        if "verified" in title:
+            break
+        await asyncio.sleep(0.25)
+    assert title == ("gradfix (GF101): rewrite as `f = f / (f.norm(dim=1, keepdim=True) + 1e-6)` "
+                     "— verified: fixes crash"), title
+    assert actions[0].is_preferred is True
+    # the pushed diagnostic carries the verdict too
+    ds = await doc.diagnostics(lambda ds: by_code(ds, "GF101").data["fix"]["verdict"] == "fixes-crash")
+    assert "fix verified: fixes crash" in by_code(ds, "GF101").message
