@@ -22,6 +22,7 @@ Every handler is wrapped: an exception is logged and answered with an empty resu
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import atexit
 import dataclasses
@@ -58,7 +59,8 @@ SOURCE = "gradfix"
 FIX_ALL_KIND = "source.fixAll.gradfix"
 SYNTAX_CODE = "syntax"
 DEFAULT_DEBOUNCE_S = 0.3
-VERIFY_IDLE_S = 0.5            # the buffer must rest this long before its fixes are verified
+VERIFY_IDLE_S = 0.5
+ENGINE_STACK_BYTES = 256 << 20            # the buffer must rest this long before its fixes are verified
 ACCEPTED = {v.value for v in APPLIED_VERDICTS}
 VERDICT_WORDS = {
     "equivalent": "verified: equivalent",
@@ -473,7 +475,8 @@ class GradfixServer(LanguageServer):
         self.engine_cache: dict[tuple, tuple[Engine, Config]] = {}
         self.config_cache: dict[tuple, Config] = {}
         self.warned: set[str] = set()
-        self.worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="gradfix-engine")
+        self.fast = _engine_thread("gradfix-lint")   # diagnostics: never queued behind rewrites
+        self.slow = _engine_thread("gradfix-fix")    # proposals and fix-all (a rewrite per finding)
         self.loop: asyncio.AbstractEventLoop | None = None
         self.verify_manager: VerifyManager | None = None
         self.timings: deque[tuple[str, float]] = deque(maxlen=200)   # (what, seconds), for the benchmark
@@ -625,7 +628,7 @@ class GradfixServer(LanguageServer):
         if fut is None:
             excluded = self.excluded(path, config)
             loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self.worker, _lint, engine, text, path, excluded, self.timings)
+            fut = loop.run_in_executor(self.fast, _lint, engine, text, path, excluded, self.timings)
             self.inflight[flight] = fut
             fut.add_done_callback(lambda _f: self.inflight.pop(flight, None))
         findings, errors = await asyncio.shield(fut)
@@ -639,10 +642,16 @@ class GradfixServer(LanguageServer):
         return result
 
     async def proposals(self, a: Analysis) -> dict[tuple, str | None]:
+        """(rule, span) -> the text after that fix alone; {} when the version went stale first."""
         if a.proposals is None:
             loop = asyncio.get_running_loop()
-            a.proposals = loop.run_in_executor(self.worker, _proposals, a.engine, a.text, a.path)
-        return await asyncio.shield(a.proposals)
+            wanted = functools.partial(self.is_current, a.uri, a.version)
+            a.proposals = loop.run_in_executor(self.slow, _proposals, a.engine, a.text, a.path, wanted)
+        result = await asyncio.shield(a.proposals)
+        if result is None:
+            a.proposals = None
+            return {}
+        return result
 
     # -- diagnostics
     def diagnostics(self, a: Analysis) -> list[T.Diagnostic]:
@@ -891,7 +900,7 @@ class GradfixServer(LanguageServer):
             return action
         decide = self.fix_all_decider(a)
         loop = asyncio.get_running_loop()
-        fixed = await loop.run_in_executor(self.worker, _fix_all, a.engine, a.text, a.path, decide)
+        fixed = await loop.run_in_executor(self.slow, _fix_all, a.engine, a.text, a.path, decide)
         if fixed is None or fixed == a.text:
             if not self.resolve_support:
                 return None
@@ -1000,7 +1009,26 @@ class GradfixServer(LanguageServer):
         if self.verify_manager is not None:
             self.verify_manager.close()
             self.verify_manager = None
-        self.worker.shutdown(wait=False, cancel_futures=True)
+        for pool in (self.fast, self.slow):
+            pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _engine_thread(name: str) -> ThreadPoolExecutor:
+    """The one thread that runs the engine, with a large stack (virtual memory: pages are
+    only used when touched) so deep libcst recursion raises instead of overflowing."""
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
+    previous = threading.stack_size()
+    try:
+        threading.stack_size(ENGINE_STACK_BYTES)
+        pool.submit(lambda: None).result()      # the thread is created now, with this stack size
+    except (ValueError, RuntimeError):
+        pass
+    finally:
+        try:
+            threading.stack_size(previous)
+        except (ValueError, RuntimeError):
+            pass
+    return pool
 
 
 def _log_task_error(task: asyncio.Future) -> None:
@@ -1016,6 +1044,9 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings) -> tupl
     if excluded:
         return [], []
     t0 = time.perf_counter()
+    problem = _unparseable(text, path)
+    if problem is not None:
+        return [], [problem]
     try:
         findings, errors = engine.lint_source(text, path)
     except RecursionError:
@@ -1027,7 +1058,23 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings) -> tupl
     return findings, errors
 
 
-def _proposals(engine: Engine, text: str, path: str) -> dict[tuple, str | None]:
+def _unparseable(text: str, path: str) -> FileError | None:
+    """CPython's own parser first: libcst's native parser segfaults on deeply nested input
+    (`"(" * 3000` kills the process), CPython's raises. Same message format as the engine's."""
+    try:
+        ast.parse(text)
+    except SyntaxError as exc:
+        return FileError(path, exc.lineno, f"syntax error: {exc.msg}")
+    except (RecursionError, MemoryError):
+        return FileError(path, None, "cannot parse: too deeply nested")
+    except (ValueError, TypeError) as exc:
+        return FileError(path, None, f"cannot parse: {exc}")
+    return None
+
+
+def _proposals(engine: Engine, text: str, path: str, wanted: Callable[[], bool]) -> dict[tuple, str | None] | None:
+    if not wanted():
+        return None
     try:
         items, _errors = engine.proposals(text, path)
     except Exception:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import fileindex
-from gradfix.model import Edit, Safety
+from gradfix.engine import apply_fixes
+from gradfix.model import Edit, Fix, Safety
 from gradfix.rule import Rule, RuleDocs
 
 
@@ -82,9 +83,33 @@ class DetachAliasMutated(Rule):
             f"clone the detached copy: `{source_name}.detach().clone()`",
             [Edit(event.call, clone)],
             Safety.UNSAFE if unsafe else Safety.SAFE,
-            {"kind": "equal"},
+            self._contract(ctx, flow, src, later),
         )
         return ctx.finding(event.call, message, fix)
+
+
+    @staticmethod
+    def _contract(ctx, flow, src, mutations):
+        """`equal`, or, when the detached copy itself is mutated, `reference`: the rewrite must
+        equal the original without those in-place ops (the computation the author meant)."""
+        on_alias = [(i, node) for i, b, node in mutations if b is not src and b is not None]
+        if not on_alias:
+            return {"kind": "equal"}
+        edits = []
+        for i, node in on_alias:
+            st = flow.steps[i]
+            small = st.node
+            whole = small is node or (isinstance(small, cst.Expr) and small.value is node)
+            if not whole:
+                return {"kind": "equal"}
+            line = st.line
+            if isinstance(line, cst.SimpleStatementLine) and len(line.body) == 1:
+                edits.append(Edit(line, cst.RemovalSentinel.REMOVE))
+            else:
+                edits.append(Edit(small, cst.RemovalSentinel.REMOVE))
+        reference = apply_fixes(ctx.module, [Fix("reference", tuple(edits), Safety.SAFE)])
+        return {"kind": "reference", "reference": reference,
+                "why": "the in-place op on the detached copy"}
 
 
 RULE = DetachAliasMutated

@@ -9,7 +9,9 @@ import libcst as cst
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.loops import _walk_calls
 from gradfix.analysis.torchapi import is_inplace_method
-from gradfix.analysis.trainstep import literal_number, model_and_optimizer_setup, optimizer_name, step_snippet, torch_alias
+from gradfix.analysis.trainstep import (
+    forward_output_name, literal_number, model_and_optimizer_setup, optimizer_name, step_snippet, torch_alias,
+)
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -88,21 +90,26 @@ def _root_name(expr) -> cst.Name | None:
     return expr if isinstance(expr, cst.Name) else None
 
 
-def _bounds(call: cst.Call) -> list[float] | None:
+def _bounds(call: cst.Call) -> list | None:
+    """[lo, hi] of a clamp call: numbers when literal, else their source (the verifier evaluates it)."""
+    def value(expr):
+        v = literal_number(expr)
+        return v if v is not None else cst.Module([]).code_for_node(expr).strip()
+
     lo = hi = None
     positional = [a for a in call.args if a.keyword is None]
     if len(positional) >= 1:
-        lo = literal_number((positional[0].value))
+        lo = value(positional[0].value)
     if len(positional) >= 2:
-        hi = literal_number((positional[1].value))
+        hi = value(positional[1].value)
     for a in call.args:
         if a.keyword is not None and a.keyword.value == "min":
-            lo = literal_number((a.value))
+            lo = value(a.value)
         if a.keyword is not None and a.keyword.value == "max":
-            hi = literal_number((a.value))
-    if lo is None or hi is None:
+            hi = value(a.value)
+    if lo is None and hi is None:
         return None
-    return [lo, hi]
+    return [float("-inf") if lo is None else lo, float("inf") if hi is None else hi]
 
 
 class DataMutationInLoss(Rule):
@@ -226,10 +233,11 @@ class DataMutationInLoss(Rule):
         opt = optimizer_name(tl)
         if setup is not None and model is not None and opt is not None:
             after = f"with {torch_name}.no_grad():\n    {clamp_code}"
+            out = forward_output_name(tl)
             contract.update(
                 setup=setup, model=model, lr_hint=lr,
-                step_old=step_snippet(model, opt, extra_before_backward=old_stmt or "", term=term),
-                step_new=step_snippet(model, opt, term=term, after_step=after),
+                step_old=step_snippet(model, opt, extra_before_backward=old_stmt or "", term=term, output_name=out),
+                step_new=step_snippet(model, opt, term=term, after_step=after, output_name=out),
             )
         return ctx.fix(f"clamp after the optimizer step: `{clamp_code}`", edits, Safety.UNSAFE, contract)
 

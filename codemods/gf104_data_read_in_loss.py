@@ -69,7 +69,7 @@ class DataReadInLoss(Rule):
                     for node in data_reads(value):
                         if id(node) not in seen:
                             seen.add(id(node))
-                            yield self._finding(ctx, node, None, setup, model, None)
+                            yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))
                     for call in _walk_calls(value):
                         if isinstance(call.func, cst.Name) and call.func.value in index.functions:
                             fn = index.functions[call.func.value]
@@ -114,15 +114,50 @@ class DataReadInLoss(Rule):
             found.extend(data_reads(e))
         return found
 
-    def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code):
+    def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code, term=None):
         where = f" in the value `{fn.name.value}` returns" if fn is not None else ""
         message = (f"`{ctx.code(node).strip()}` is read{where} for a term added to the loss: `.data` is outside autograd, "
                    f"so the term contributes no gradient; drop `.data`")
         contract = {"kind": "gains-grad", "setup": setup, "model": model, "call": call_code}
-        if call_code is None:
-            contract["call"] = None
+        if term is not None:
+            # an inline term: the verifier evaluates the old and the new term text
+            old = ctx.code(term).strip()
+            new = cst.Module([]).code_for_node(term.visit(_DropData(node))).strip()
+            contract.update(call=None, call_old=old, call_new=new)
         fix = ctx.fix("drop `.data`", [Edit(node, node.value)], Safety.UNSAFE, contract)
         return ctx.finding(node, message, fix)
+
+
+class _DropData(cst.CSTTransformer):
+    def __init__(self, target):
+        super().__init__()
+        self.target = target
+
+    def on_leave(self, original, updated):
+        return updated.value if original is self.target else updated
+
+
+def _term_of(value: cst.BaseExpression, node: cst.CSTNode) -> cst.BaseExpression:
+    """The additive term of `value` that holds `node` (`1e-4 * w.data.pow(2).sum()` in `ce + ...`)."""
+    cur = value
+    while isinstance(cur, cst.BinaryOperation) and isinstance(cur.operator, (cst.Add, cst.Subtract)):
+        for side in (cur.left, cur.right):
+            if _contains(side, node):
+                cur = side
+                break
+        else:
+            break
+    return cur
+
+
+def _contains(tree, node) -> bool:
+    stack = [tree]
+    while stack:
+        cur = stack.pop()
+        if cur is node:
+            return True
+        stack.extend(cur.children)
+    return False
 
 
 RULE = DataReadInLoss

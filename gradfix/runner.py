@@ -69,7 +69,8 @@ def fix_paths(
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person)."""
     report = RunReport()
     for shown, source in iter_sources(paths, config, report):
-        result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier, project_root=config.root)
+        result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
+                                   project_root=config.root or os.getcwd())
         report.errors.extend(result.errors)
         if write and result.fixed != result.original:
             try:

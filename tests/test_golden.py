@@ -80,3 +80,81 @@ def test_applying_twice_changes_nothing(engine, case):
     twice = engine.fix_source(once, str(case), accept_all)
     assert twice.fixed == once
     assert not [c for c in twice.changes if c.applied]
+
+
+# -- verification ------------------------------------------------------------
+
+from gradfix.engine import APPLIED_VERDICTS, Decision, Policy, policy_decider  # noqa: E402
+from gradfix.model import Verdict  # noqa: E402
+
+
+def expected_verdicts(case: Path) -> dict[tuple[int, int, str], str]:
+    out = {}
+    for line in case.with_suffix(".findings").read_text().splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[2].startswith("verdict="):
+            ln, col = parts[0].split(":")
+            out[(int(ln), int(col), parts[1])] = parts[2].split("=", 1)[1]
+    return out
+
+
+VERIFIED_CASES = [c for c in CASES if expected_verdicts(c)]
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    from gradfix.verify import Verifier
+
+    with Verifier(jobs=2, timeout_s=60.0) as v:
+        yield v
+
+
+@pytest.fixture(scope="module")
+def verdicts(engine, verifier):
+    """Round-one verdicts of every golden case, computed once."""
+    table = {}
+    for case in VERIFIED_CASES:
+        res = engine.fix_source(read(case), str(case), lambda cs: Decision([False] * len(cs)), verifier=verifier)
+        table[case] = {(c.finding.span.line, c.finding.span.column, c.rule): c.verdict.value for c in res.changes}
+    return table
+
+
+def test_every_fixable_positive_declares_a_verdict(engine):
+    for case in CASES:
+        findings, _ = engine.lint_source(read(case), str(case))
+        fixable = {(f.span.line, f.span.column, f.rule) for f in findings if f.fixable}
+        assert fixable <= set(expected_verdicts(case)), case
+
+
+@pytest.mark.parametrize("case", VERIFIED_CASES, ids=case_id)
+def test_declared_verdict(verdicts, case):
+    assert verdicts[case] == expected_verdicts(case)
+
+
+def test_every_verdict_kind_is_produced(verdicts, engine):
+    seen = {v for table in verdicts.values() for v in table.values()}
+    assert {"equivalent", "fixes-crash", "expected-change", "failed", "untestable"} <= seen
+    # and `not-verified` when verification is off
+    res = engine.fix_source(read(GOLDEN / "seeds" / "seed1_scenario.py"), "s.py", policy_decider(Policy()))
+    assert {c.verdict for c in res.changes} == {Verdict.NOT_VERIFIED}
+
+
+def test_first_seed_net_rewrite_fixes_crash(verdicts):
+    table = verdicts[GOLDEN / "seeds" / "seed1_scenario.py"]
+    assert [v for (ln, _, rule), v in table.items() if rule == "GF101"] == ["fixes-crash"]
+
+
+@pytest.mark.parametrize("case", VERIFIED_CASES, ids=case_id)
+def test_apply_with_verification(engine, verifier, case):
+    """What `gradfix apply` writes: verified changes only; a `failed` trap leaves the file untouched."""
+    declared = set(expected_verdicts(case).values())
+    applied = {v.value for v in APPLIED_VERDICTS}
+    source = read(case)
+    result = engine.fix_source(source, str(case), policy_decider(Policy()), verifier=verifier)
+    fixed_path = case.with_name(case.stem + ".fixed.py")
+    if declared <= applied:
+        assert result.fixed == read(fixed_path)
+    elif not declared & applied:
+        assert result.fixed == source
+    for c in result.changes:
+        assert c.applied == (c.verdict in APPLIED_VERDICTS)

@@ -298,26 +298,29 @@ async def test_pull_diagnostics_fix_and_ignore(pull: LanguageClient):
     assert by_code(ds, "GF101").code_description.href.endswith("/GF101.md")
     assert pull.diagnostics.get(doc.uri) is None           # nothing is pushed to a pulling client
 
-    actions = await doc.actions(by_code(ds, "GF101"))
-    assert actions[0].title.startswith("gradfix (GF101): rewrite as") and actions[0].is_preferred
-    doc.change(doc.apply(actions[0].edit))
-    ds = await doc.pull()
-    assert codes(ds) == {"GF102", "GF103"}
-
-    # line 15 carries a 3-byte emoji comment: the end of line is in UTF-8 bytes here
+    # line 15 carries a 3-byte emoji and CJK comment: the end of line is in UTF-8 bytes here
     gf102 = by_code(ds, "GF102")
+    assert (gf102.range.start.line, gf102.range.start.character) == (14, 16)
     actions = await doc.actions(gf102)
     assert [a.title for a in actions][:2] == ["gradfix (GF102): clone the detached copy: `f.detach().clone()`",
                                             "gradfix: ignore GF102 on this line"]
     new = doc.apply(actions[1].edit)
-    assert new.split("\n")[14].endswith("# ❌ 为了可视化，提前 detach  # gradfix: ignore[GF102]")
+    line = new.split("\n")[14]
+    assert line.endswith("# ❌ 为了可视化，提前 detach  # gradfix: ignore[GF102]")
     doc.change(new)
-    assert codes(await doc.pull()) == {"GF103"}
+    assert codes(await doc.pull()) == {"GF101", "GF103"}
 
     hover = await pull.text_document_hover_async(T.HoverParams(
         text_document=T.TextDocumentIdentifier(uri=doc.uri),
-        position=T.Position(line=14, character=len(new.split("\n")[14].encode()) - 3)))
+        position=T.Position(line=14, character=len(line.encode()) - 3)))
     assert hover is not None and "(GF102)" in hover.contents.value
+
+    ds = await doc.pull()
+    actions = await doc.actions(by_code(ds, "GF101"))
+    assert actions[0].title.startswith("gradfix (GF101): rewrite as") and actions[0].is_preferred
+    assert actions[0].edit.changes and not actions[0].edit.document_changes   # Neovim: plain `changes`
+    doc.change(doc.apply(actions[0].edit))
+    assert codes(await doc.pull()) == {"GF103"}
 
     # only GF103 is left and its fix is unsafe: fix-all has nothing to offer
     assert await doc.actions(only=["source.fixAll"]) == []

@@ -76,13 +76,10 @@ def _walk_calls(node):
 def is_model_call(call: cst.Call, flow: Flow) -> bool:
     func = call.func
     if isinstance(func, cst.Name):
-        b = flow.env.get(func.value)
-        if b is not None and b.kind is Kind.MODULE:
-            return True
         # the final env is the end of the scope; look at every binding of that name
         for bd in flow.bindings:
             if bd.name == func.value and bd.kind is Kind.MODULE:
-                return True
+                return not (bd.ctor or "").endswith("Loss")  # nn.MSELoss() is a criterion, not the model
         if func.value.lower() in MODEL_NAMES:
             return True
         return False

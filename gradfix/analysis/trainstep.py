@@ -87,9 +87,12 @@ def model_and_optimizer_setup(tl: TrainingLoop) -> tuple[str | None, str | None,
 
 
 def step_snippet(model: str, opt: str, extra_before_backward: str = "", term: str | None = None,
-                 after_step: str = "") -> str:
-    """One training step for the verifier: synthetic input, projected loss, backward, step."""
+                 after_step: str = "", output_name: str | None = None) -> str:
+    """One training step for the verifier: synthetic input, projected loss, backward, step.
+    `output_name` is what the loop calls the model's output (`logits = model(x)`)."""
     lines = ["__gf_x = __gf_input()", f"__gf_out = {model}(__gf_x)", "__gf_l = __gf_loss(__gf_out)"]
+    if output_name:
+        lines.insert(2, f"{output_name} = __gf_out")
     if extra_before_backward:
         lines.append(extra_before_backward)
     if term is not None:
@@ -99,6 +102,15 @@ def step_snippet(model: str, opt: str, extra_before_backward: str = "", term: st
     if after_step:
         lines.append(after_step)
     return "\n".join(lines)
+
+
+def forward_output_name(tl: TrainingLoop) -> str | None:
+    """`logits` in `logits = model(x)`, the forward statement of the loop."""
+    node = tl.forward.node if tl.forward is not None else None
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+            and isinstance(node.value, cst.Call) and is_model_call(node.value, tl.flow):
+        return node.targets[0].target.value
+    return None
 
 
 def optimizer_name(tl: TrainingLoop) -> str | None:
