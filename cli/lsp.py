@@ -94,13 +94,27 @@ def _codes(value: Any) -> list[str]:
     return [str(v).strip().upper() for v in value if str(v).strip()]
 
 
+SETTING_KEYS = ("select", "ignore", "rules", "gf201Threshold", "verify", "debounceMs", "verifyTimeout",
+                "disableRuleComment")
+
+
+def unwrap_settings(raw: Any) -> dict | None:
+    """`{"gradfix": {...}}` or the section itself -> the section; None when it holds no gradfix settings."""
+    if not isinstance(raw, dict):
+        return None
+    if isinstance(raw.get("gradfix"), dict):
+        return raw["gradfix"]
+    if any(k in raw for k in SETTING_KEYS):
+        return raw
+    return None
+
+
 def parse_settings(raw: Any) -> tuple[Settings, list[str]]:
     """Client settings -> Settings, plus warnings. Accepts `{"gradfix": {...}}` or `{...}`."""
     warnings: list[str] = []
-    if not isinstance(raw, dict):
+    raw = unwrap_settings(raw)
+    if raw is None:
         return Settings(), warnings
-    if isinstance(raw.get("gradfix"), dict):
-        raw = raw["gradfix"]
     known = set(RULES_BY_ID)
     kw: dict[str, Any] = {}
     for key in ("select", "ignore"):
@@ -320,6 +334,8 @@ class VerifyManager:
         self._closed = False
         self._verifier = None
         self.unavailable: str | None = None
+        # the verifier enforces its own per-check timeout; this only catches a verifier that hangs
+        self.hang_guard_s = timeout_s * 3 + 240.0
         self._thread = threading.Thread(target=self._run, name="gradfix-verify", daemon=True)
         self._thread.start()
 
@@ -405,8 +421,7 @@ class VerifyManager:
 
         worker = threading.Thread(target=call, name="gradfix-verify-call", daemon=True)
         worker.start()
-        # the verifier enforces its own timeouts; this guard only catches a verifier that hangs
-        worker.join(self.timeout_s * 3 + 240.0)
+        worker.join(self.hang_guard_s)
         if worker.is_alive() or "error" in box or not box.get("result"):
             self._verifier = None
             threading.Thread(target=_close_quietly, args=(verifier,), daemon=True).start()
@@ -461,6 +476,7 @@ class GradfixServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__("gradfix", __version__)
         self.settings = Settings()
+        self.initial_settings: dict[str, Any] = {}
         self.settings_gen = 0
         self.pull = False
         self.refresh_support = False
@@ -584,8 +600,15 @@ class GradfixServer(LanguageServer):
         except Exception:
             return False
 
-    def apply_settings(self, raw: Any) -> bool:
-        settings, warnings = parse_settings(raw)
+    def apply_settings(self, raw: Any, initial: bool = False) -> bool:
+        """Settings from initializationOptions (`initial`), didChangeConfiguration or
+        workspace/configuration; later ones override the initial ones key by key."""
+        section = unwrap_settings(raw)
+        if section is None:
+            return False
+        if initial:
+            self.initial_settings = dict(section)
+        settings, warnings = parse_settings({**self.initial_settings, **section})
         for w in warnings:
             self.warn(w)
         if settings == self.settings:
@@ -1110,7 +1133,7 @@ def build_server() -> GradfixServer:
         ls.config_support = bool(ws and ws.configuration)
         ls.docs = write_rule_docs()
         if params.initialization_options is not None:
-            ls.apply_settings(params.initialization_options)
+            ls.apply_settings(params.initialization_options, initial=True)
         if ls.pull:
             @ls.feature(T.TEXT_DOCUMENT_DIAGNOSTIC,
                         T.DiagnosticOptions(identifier="gradfix", inter_file_dependencies=False,
@@ -1137,9 +1160,9 @@ def build_server() -> GradfixServer:
     @guarded()
     async def did_change_configuration(ls: GradfixServer, params: T.DidChangeConfigurationParams):
         raw = params.settings
-        if isinstance(raw, dict) and raw:
+        if unwrap_settings(raw) is not None:
             changed = ls.apply_settings(raw)
-        else:
+        else:   # `null`, `{}` or other tools' sections: ask for ours
             changed = await ls.pull_configuration(relint=False)
         if changed:
             ls.relint_all()

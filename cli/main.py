@@ -216,8 +216,8 @@ def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes
 
 def _summary(report: RunReport, diff: bool, err: bool) -> None:
     echo = lambda s="": click.echo(s, err=err)  # noqa: E731
-    applied = [(r.path, c) for r in report.fixes for c in r.changes if c.applied]
-    skipped = [(r.path, c) for r in report.fixes for c in r.changes if not c.applied]
+    applied = sorted(((r.path, c) for r in report.fixes for c in r.changes if c.applied), key=lambda t: (t[0], t[1].line))
+    skipped = sorted(((r.path, c) for r in report.fixes for c in r.changes if not c.applied), key=lambda t: (t[0], t[1].line))
     verb = "Would apply" if diff else "Applied"
     for path, c in applied:
         echo(f"{path}:{c.line}: {c.rule} {c.fix.description} [{c.verdict.value}]"
@@ -227,7 +227,7 @@ def _summary(report: RunReport, diff: bool, err: bool) -> None:
     remaining = sum(len(r.findings) for r in report.fixes)
     files = len({p for p, _ in applied})
     echo(f"{verb} {len(applied)} change{'s' if len(applied) != 1 else ''} in {files} file{'s' if files != 1 else ''}"
-         f"; {len(skipped)} not applied; {remaining} finding{'s' if remaining != 1 else ''} remain.")
+         f"; {len(skipped)} not applied; {remaining} finding{' remains' if remaining == 1 else 's remain'}.")
 
 
 @main.command()

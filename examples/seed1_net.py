@@ -1,5 +1,6 @@
 import torch, torch.nn as nn, torch.nn.functional as F
 
+
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
@@ -17,15 +18,18 @@ class Net(nn.Module):
         f /= (f.norm(dim=1, keepdim=True) + 1e-6)   # ❌ in-place 可能破坏版本计数
         return self.fc(f).squeeze(-1)
 
+
 net = Net().cuda()
 opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
 scaler = torch.cuda.amp.GradScaler()
+
 
 def l2_sp_regularizer(m: nn.Linear, tau=1e-4):
     # 为了稀疏化，做了个软阈值
     with torch.no_grad():
         m.weight.data = torch.clamp(m.weight.data, -1.0, 1.0)  # ❌ .data + 原地
     return tau * (m.weight.abs().mean())  # 看似没问题
+
 
 for step in range(200):
     x = torch.randn(64, 3, 224, 224, device="cuda")
