@@ -45,7 +45,7 @@ def test_fresh_venv_install(tmp_path, editable):
     import json
 
     info = json.loads(out.stdout)
-    assert info["rules"] == ["GF101", "GF102", "GF103", "GF104", "GF201"]
+    assert info["rules"][:5] == ["GF101", "GF102", "GF103", "GF104", "GF201"]
     assert info["top_cli"] is False and info["top_codemods"] is False
     if not editable:
         assert str(venv) in info["gradfix"]

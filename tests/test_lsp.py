@@ -262,6 +262,13 @@ async def test_push_syntax_error_and_settings(push: LanguageClient):
         settings={"gradfix": {"ignore": ["GF102", "GF9"], "debounceMs": 50}}))
     await doc.diagnostics(lambda ds: codes(ds) == {"GF101", "GF103"})
     assert any("GF9" in m.message for m in push.messages)
+    # `settings: null` makes the server pull its section through workspace/configuration
+    push.set_configuration({"select": ["GF102"]}, section="gradfix")
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings=None))
+    await doc.diagnostics(lambda ds: codes(ds) == {"GF102"})
+    # closing the document clears its diagnostics
+    push.text_document_did_close(T.DidCloseTextDocumentParams(text_document=T.TextDocumentIdentifier(uri=doc.uri)))
+    await doc.diagnostics(lambda ds: len(ds) == 0)
 
 
 @pytest.mark.asyncio
@@ -369,3 +376,68 @@ async def test_verified_fix_title(verifying: LanguageClient):
     # the pushed diagnostic carries the verdict too
     ds = await doc.diagnostics(lambda ds: by_code(ds, "GF101").data["fix"]["verdict"] == "fixes-crash")
     assert "fix verified: fixes crash" in by_code(ds, "GF101").message
+
+
+# -- in-process pieces: settings and the verifier guard ---------------------------------------------
+def test_settings_parsing():
+    from gradfix.cli.lsp import parse_settings
+
+    s, warnings = parse_settings({"gradfix": {"select": "GF1, gf201", "ignore": ["GF104"], "gf201Threshold": 5000,
+                                              "rules": {"GF201": {"bogus": 1}}, "verify": "yes", "debounceMs": 100}})
+    assert s.select == ("GF1", "GF201") and s.ignore == ("GF104",)
+    assert s.options() == {"GF201": {"threshold": 5000.0}} and s.debounce_s == 0.1 and s.verify is False
+    assert any("bogus" in w for w in warnings) and any("verify" in w for w in warnings)
+    s, warnings = parse_settings({"verify": True, "rules": {"GF201": {"threshold": 10}}, "select": ["XX1"]})
+    assert s.verify and s.options() == {"GF201": {"threshold": 10}} and s.select == ()
+    assert any("XX1" in w for w in warnings)
+
+
+def test_verify_manager_survives_crash_and_hang(monkeypatch):
+    import threading
+
+    import gradfix.verify as gv
+    from gradfix.cli.lsp import VerifyManager, _VerifyJob
+
+    release = threading.Event()
+    made = []
+
+    class Fake:
+        mode = "crash"
+
+        def __init__(self, jobs=1, timeout_s=20.0):
+            made.append(Fake.mode)
+
+        def verify_many(self, requests):
+            if Fake.mode == "crash":
+                raise RuntimeError("boom")
+            if Fake.mode == "hang":
+                release.wait(30)
+            return [gv.VerifyResult("equivalent", "same gradients", "Net")]
+
+        def close(self):
+            pass
+
+    monkeypatch.setattr(gv, "Verifier", Fake)
+    arrived = []
+    vm = VerifyManager(1.0, lambda uri, version: True, lambda uri, version: arrived.append((uri, version)))
+    vm.hang_guard_s = 0.5
+    try:
+        def run(line):
+            vm.submit([_VerifyJob("file:///x.py", 1, "GF101", line, object())])
+            deadline = time.monotonic() + 10
+            while vm.get("file:///x.py", 1, "GF101", line) is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+            return vm.get("file:///x.py", 1, "GF101", line)
+
+        verdict, detail = run(1)
+        assert verdict == "untestable" and "crashed (RuntimeError: boom)" in detail
+        Fake.mode = "hang"
+        verdict, detail = run(2)
+        assert verdict == "untestable" and "did not answer" in detail
+        Fake.mode = "ok"
+        assert run(3) == ("equivalent", "same gradients")
+        assert made == ["crash", "hang", "ok"]      # a fresh verifier after each failure
+        assert len(arrived) == 3
+    finally:
+        release.set()
+        vm.close()

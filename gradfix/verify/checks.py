@@ -29,6 +29,7 @@ import dataclasses
 import importlib.util
 import inspect
 import itertools
+import functools
 import math
 import os
 import random
@@ -1530,6 +1531,7 @@ def _run(req: VerifyRequest) -> Outcome:
         "scale": check_scale,
         "clamp-moved": check_clamp_moved,
         "gains-grad": check_gains_grad,
+        **extra_checks(),
     }
     if kind not in checks:
         return Outcome("untestable", f"unknown contract kind {kind!r}", None)
@@ -1544,6 +1546,22 @@ def _run(req: VerifyRequest) -> Outcome:
         except FailedCheck as f:
             out = Outcome("failed", str(f), default_unit)
     return ctx.finish(out)
+
+
+@functools.lru_cache(maxsize=1)
+def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
+    """Contract kinds defined in other modules of this package: each `gradfix/verify/checks_*.py`
+    exports `CHECKS = {"kind": check_function}` (a check takes a Ctx and returns an Outcome)."""
+    import importlib
+    import pkgutil
+
+    found: dict[str, Callable[[Ctx], Outcome]] = {}
+    package = os.path.dirname(__file__)
+    for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
+        if info.name.startswith("checks_"):
+            module = importlib.import_module(f"gradfix.verify.{info.name}")
+            found.update(getattr(module, "CHECKS", {}))
+    return found
 
 
 def check_reference(req: VerifyRequest) -> Outcome:
