@@ -20,7 +20,6 @@ from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
 from gradfix.diffing import unified_diff
 from gradfix.engine import Engine, Policy, policy_decider
-from gradfix.model import Verdict
 from gradfix.runner import RunReport, fix_paths, lint_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 0, 1, 2, 3

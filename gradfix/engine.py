@@ -9,7 +9,7 @@ dropped and reported; a change rejected once is not offered again.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
 import libcst as cst

@@ -9,7 +9,7 @@ import libcst as cst
 from libcst.metadata import ParentNodeProvider, PositionProvider
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.names import ImportMap, dotted, qualname
+from gradfix.analysis.names import ImportMap, qualname
 
 _INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
 
@@ -168,6 +168,3 @@ def _walk(node: cst.CSTNode):
         yield cur
         stack.extend(reversed(cur.children))
 
-
-walk = _walk
-dotted_name = dotted

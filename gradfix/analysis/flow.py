@@ -411,8 +411,6 @@ class Flow:
         ctor = self._module_ctor_of_callee(func)
         if ctor in torchapi.INPUT_SAVING_MODULES and call.args:
             self._save(call.args[0].value, st, f"`{code}` ({ctor.rsplit('.', 1)[-1]}) saved its input for backward")
-        if isinstance(func, cst.Attribute) and func.attr.value in torchapi.VIEW_METHODS | torchapi.MAYBE_ALIAS_METHODS:
-            pass
         # `t.detach().clamp_()` mutates t right away
         if isinstance(func, cst.Attribute) and torchapi.is_inplace_method(func.attr.value):
             inner = _detach_call(func.value)
@@ -568,8 +566,6 @@ class Flow:
                 return Kind.TENSOR, None, meth in torchapi.OUTPUT_SAVING_METHODS, root, how
             return Kind.UNKNOWN, None, False, None, ""
         if q is None:
-            if isinstance(func, cst.Name):
-                return Kind.UNKNOWN, None, False, None, ""
             return Kind.UNKNOWN, None, False, None, ""
         if q in self.index.module_classes or torchapi.is_nn_module_ctor(q):
             return Kind.MODULE, q, False, None, ""

@@ -848,7 +848,7 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
                 )
             elif type(o) is type(n) and _same_error(o, n):
                 why = ctx.explain(o, name)
-                hint = "" if "fixture_" in why else f" on the inferred input; " + fixture_hint(name)
+                hint = "" if "fixture_" in why else " on the inferred input; " + fixture_hint(name)
                 pending_untestable = pending_untestable or Outcome(
                     "untestable", f"both versions raise {why}{wm}{hint}", name
                 )
