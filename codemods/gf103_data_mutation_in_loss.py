@@ -8,6 +8,7 @@ import libcst as cst
 
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.loops import _walk_calls
+from gradfix.analysis.tree import children
 from gradfix.analysis.torchapi import is_inplace_method
 from gradfix.analysis.trainstep import (
     forward_output_name, literal_number, model_and_optimizer_setup, optimizer_name, step_snippet, torch_alias,
@@ -272,7 +273,7 @@ def _walk(node):
     while stack:
         cur = stack.pop()
         yield cur
-        stack.extend(cur.children)
+        stack.extend(children(cur))
 
 
 def _map_param(fn: cst.FunctionDef, call_site: cst.Call, new_call: cst.Call, root: cst.Name | None):

@@ -6,6 +6,7 @@ import libcst as cst
 
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.loops import _walk_calls
+from gradfix.analysis.tree import children
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -29,7 +30,7 @@ def data_reads(expr: cst.CSTNode):
                 continue  # `.item()` leaves autograd anyway; dropping `.data` would not help
         if isinstance(node, cst.Attribute) and node.attr.value == "data":
             out.append(node)
-        for child in node.children:
+        for child in children(node):
             stack.append((child, node))
     return out
 
@@ -156,7 +157,7 @@ def _contains(tree, node) -> bool:
         cur = stack.pop()
         if cur is node:
             return True
-        stack.extend(cur.children)
+        stack.extend(children(cur))
     return False
 
 

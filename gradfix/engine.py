@@ -15,7 +15,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from gradfix import suppression
-from gradfix.analysis import FileIndex
+from gradfix.analysis import FileIndex, tree
 from gradfix.config import Config
 from gradfix.diffing import line_map
 from gradfix.model import FileError, Finding, Fix, Safety, Verdict
@@ -164,11 +164,12 @@ class Engine:
         index = FileIndex(wrapper)
         table = suppression.suppressions(source)
         found: list[Finding] = []
-        for rule in self.rules:
-            ctx = RuleContext(index, path, rule)
-            for f in rule.check(ctx):
-                if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line):
-                    found.append(f)
+        with tree.active(index.children):
+            for rule in self.rules:
+                ctx = RuleContext(index, path, rule)
+                for f in rule.check(ctx):
+                    if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line):
+                        found.append(f)
         found.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
         return _dedupe(found)
 

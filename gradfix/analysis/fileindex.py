@@ -6,10 +6,11 @@ import re
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import ParentNodeProvider, PositionProvider
+from libcst.metadata import PositionProvider
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import ImportMap, qualname
+from gradfix.analysis.tree import index_tree, walk
 
 _INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
 
@@ -25,10 +26,15 @@ class FileIndex:
     def __init__(self, wrapper: cst.MetadataWrapper):
         self.wrapper = wrapper
         self.module = wrapper.module
+        # one traversal gives children and parents; rules run with `tree.active(self.children)`
+        self.children, self.parents = index_tree(self.module)
         self.imports = ImportMap(self.module)
-        self.parents = wrapper.resolve(ParentNodeProvider)
-        self.positions = wrapper.resolve(PositionProvider)
         self._flows: dict[int, object] = {}
+
+    @cached_property
+    def positions(self):
+        """Resolved only when something is reported: a clean file never pays for it."""
+        return self.wrapper.resolve(PositionProvider)
 
     # -- structure -------------------------------------------------------
     @cached_property
@@ -70,7 +76,7 @@ class FileIndex:
             attrs: dict[str, str] = {}
             for stmt in self.classes[cname].body.body:
                 if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
-                    for node in _walk(stmt.body):
+                    for node in walk(stmt.body):
                         if isinstance(node, cst.Assign) and len(node.targets) == 1:
                             target = node.targets[0].target
                             if (
@@ -150,21 +156,13 @@ class FileIndex:
             self._flows[key] = Flow(self, scope)
         return self._flows[key]
 
-    def scopes(self):
+    def scopes(self) -> list[cst.CSTNode]:
         """The module and every function (methods included), outermost first."""
-        yield self.module
-        for node in _walk(self.module):
-            if isinstance(node, cst.FunctionDef):
-                yield node
+        return self._scopes
+
+    @cached_property
+    def _scopes(self) -> list[cst.CSTNode]:
+        return [self.module] + [n for n in walk(self.module) if isinstance(n, cst.FunctionDef)]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
-
-
-def _walk(node: cst.CSTNode):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(reversed(cur.children))
-

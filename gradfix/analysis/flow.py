@@ -19,6 +19,7 @@ import libcst as cst
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.tree import children
 
 
 class Kind(enum.Enum):
@@ -227,7 +228,7 @@ class Flow:
             self._bind(stmt.name.value, kind=Kind.OTHER, step=len(self.steps), value=stmt)
         elif isinstance(stmt, cst.BaseCompoundStatement):
             st = self._new_step(stmt, stmt, no_grad, loops)
-            for child in stmt.children:
+            for child in children(stmt):
                 if isinstance(child, cst.BaseExpression):
                     self._expr(child, st)
 
@@ -256,7 +257,7 @@ class Flow:
             if small.value is not None:
                 self._expr(small.value, st)
         else:
-            for child in small.children:
+            for child in children(small):
                 if isinstance(child, cst.BaseExpression):
                     self._expr(child, st)
 
@@ -366,7 +367,7 @@ class Flow:
                 self._call_effects(node, st)
             elif isinstance(node, cst.BinaryOperation):
                 self._binop_effects(node, st)
-            stack.extend(reversed(node.children))
+            stack.extend(reversed(children(node)))
 
     def _save(self, expr, st: Step, why: str) -> None:
         root = self.alias_root(expr)
@@ -613,7 +614,7 @@ class Flow:
             if isinstance(node, cst.Attribute):
                 stack.append(node.value)
                 continue
-            stack.extend(node.children)
+            stack.extend(children(node))
         return bool(names) and all(b.no_grad for b in names)
 
 

@@ -14,6 +14,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind, Step
 from gradfix.analysis.names import qualname
+from gradfix.analysis.tree import children
 
 MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",
                          "decoder", "classifier", "backbone", "student", "teacher"})
@@ -70,7 +71,7 @@ def _walk_calls(node):
             continue
         if isinstance(cur, cst.Call):
             yield cur
-        stack.extend(cur.children)
+        stack.extend(children(cur))
 
 
 def is_model_call(call: cst.Call, flow: Flow) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.tree import children
+
 
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for Name/Attribute chains, else None."""
@@ -64,4 +66,4 @@ def _walk_imports(module: cst.Module):
             continue
         if isinstance(node, (cst.BaseExpression,)):
             continue
-        stack.extend(reversed(node.children))
+        stack.extend(reversed(children(node)))

@@ -9,6 +9,7 @@ import ast
 import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.tree import children
 from gradfix.analysis.loops import TrainingLoop, is_model_call, _walk_calls
 
 
@@ -139,7 +140,7 @@ def names_in(expr: cst.CSTNode) -> set[str]:
         if isinstance(node, cst.Arg):
             stack.append(node.value)
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return found
 
 
