@@ -15,9 +15,9 @@ where the time goes. Target: p95 < 300 ms.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import asyncio
 import cProfile
+import importlib.metadata
 import os
 import pstats
 import statistics
@@ -230,43 +230,33 @@ def time_check(path: Path, runs: int) -> tuple[list[float], int]:
     return times, rc
 
 
-def profile(text: str, path: str) -> None:
-    """Wall-clock breakdown of Engine.lint_source's stages (timed one by one, no profiler),
-    then cProfile's cumulative top list for the same call."""
-    import libcst as cst
+PROFILE_BUCKETS = [
+    # (label, file part, function): cumulative times, so nested buckets overlap
+    ("libcst parse (native parser)", "gradfix/engine.py", "parse"),
+    ("tree index: children + parents (one libcst visit)", "gradfix/analysis/tree.py", "index_tree"),
+    ("libcst metadata (PositionProvider, lazily)", "libcst/metadata/wrapper.py", "resolve"),
+    ("import map", "gradfix/analysis/names.py", "__init__"),
+    ("suppression comments (tokenize)", "gradfix/suppression.py", "suppressions"),
+    ("data-flow per scope (Flow.__init__)", "gradfix/analysis/flow.py", "__init__"),
+    ("training-loop detection", "gradfix/analysis/loops.py", "find_training_loops"),
+]
 
-    from gradfix.analysis import FileIndex
+
+def profile(text: str, path: str) -> None:
+    """Unprofiled wall time of Engine.lint_source, then cProfile's split of it into stages
+    (profiler overhead inflates pure-Python code, so the shares are approximate)."""
     from gradfix.codemods import ALL_RULES
-    from gradfix.engine import Engine, parse
-    from gradfix.rule import RuleContext
+
+    from gradfix.engine import Engine
 
     engine = Engine(ALL_RULES)
     engine.lint_source(text, path)                       # warm imports and caches
-    t0 = time.perf_counter()
-    engine.lint_source(text, path)
-    lint_s = time.perf_counter() - t0
-
-    t0 = time.perf_counter()
-    module = parse(text, path)
-    parse_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    index = FileIndex(cst.MetadataWrapper(module, unsafe_skip_copy=True))
-    index_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    n_scopes = sum(1 for _ in index.scopes())
-    walk_s = time.perf_counter() - t0
-    rule_s = []
-    for rule in engine.rules:
+    walls = []
+    for _ in range(3):
         t0 = time.perf_counter()
-        list(rule.check(RuleContext(index, path, rule)))
-        rule_s.append((rule.id, time.perf_counter() - t0))
-
-    print(f"\nWhere the time goes: Engine.lint_source on the same file, in-process: {lint_s * 1000:.0f} ms")
-    print(f"  libcst.parse_module (native parser)                      {parse_s * 1000:7.0f} ms")
-    print(f"  FileIndex: MetadataWrapper + ParentNodeProvider/PositionProvider {index_s * 1000:5.0f} ms")
-    for rid, sec in rule_s:
-        print(f"  {rid}.check (rules share FileIndex caches; first pays for flows) {sec * 1000:7.0f} ms")
-    print(f"  one FileIndex.scopes() walk ({n_scopes} scopes; each rule starts one)     {walk_s * 1000:7.0f} ms")
+        engine.lint_source(text, path)
+        walls.append(time.perf_counter() - t0)
+    wall = statistics.median(walls)
 
     prof = cProfile.Profile()
     prof.enable()
@@ -279,11 +269,26 @@ def profile(text: str, path: str) -> None:
         key = (filename.replace(str(REPO) + "/", "").split("site-packages/")[-1], func)
         cum[key] = cum.get(key, 0.0) + ct
         calls[key] = calls.get(key, 0) + nc
+    total = sum(v for (f, fn), v in cum.items() if f == "gradfix/engine.py" and fn == "lint_source") or 1.0
+
+    def share(file_part: str, func: str) -> float:
+        return sum(v for (f, fn), v in cum.items() if file_part in f and fn == func) / total
+
+    print(f"\nWhere the time goes: Engine.lint_source on the same file, in-process: {wall * 1000:.0f} ms "
+          f"(median of 3); split by cProfile (cumulative, nested stages overlap):")
+    rows = [(label, share(fp, fn)) for label, fp, fn in PROFILE_BUCKETS]
+    for rule_file in sorted({f for (f, fn) in cum if f.startswith("codemods/gf") and fn == "check"}):
+        rows.append((f"rule {rule_file.split('/')[-1][:-3]}.check", share(rule_file, "check")))
+    for label, frac in rows:
+        if frac > 0:
+            print(f"  {label:<55} {frac * 100:5.1f}%  ~{frac * wall * 1000:6.0f} ms")
     n_children = calls.get(("libcst/_nodes/base.py", "children"), 0)
-    total = cum.get(("gradfix/engine.py", "lint_source"), 0.0) or 1.0
-    print(f"  cProfile (inflates pure-Python code ~3x): CSTNode.children evaluated {n_children} times = "
-          f"{cum.get(('libcst/_nodes/base.py', 'children'), 0) / total * 100:.0f}% of lint_source; top cumulative:")
-    for (f, fn), v in sorted(cum.items(), key=lambda kv: -kv[1])[1:13]:
+    print(f"  CSTNode.children evaluated {n_children} times "
+          f"({share('libcst/_nodes/base.py', 'children') * 100:.0f}% of the time)")
+    print("  top cumulative entries in gradfix's own code (libcst's recursive codegen/visit entries are left out:"
+          " cProfile double-counts recursion):")
+    own = [(k, v) for k, v in cum.items() if k[0].startswith(("gradfix/", "codemods/"))]
+    for (f, fn), v in sorted(own, key=lambda kv: -kv[1])[1:11]:
         print(f"    {v / total * 100:5.1f}%  {f}:{fn}")
 
 
@@ -292,11 +297,13 @@ def report(name: str, r: dict) -> None:
     print(f"{name}: {len(lat)} edits, didChange -> publishDiagnostics (same version)")
     print(f"  median {statistics.median(lat) * 1000:7.0f} ms   p95 {pct(lat, 0.95) * 1000:7.0f} ms   "
           f"min {min(lat) * 1000:6.0f} ms   max {max(lat) * 1000:6.0f} ms")
-    if r["server_lint"]:
-        sl = r["server_lint"]
-        print(f"  server-side Engine.lint_source: median {statistics.median(sl) * 1000:7.0f} ms "
-              f"(the rest is the protocol, debounce and JSON: "
-              f"{(statistics.median(lat) - statistics.median(sl)) * 1000:.0f} ms at the median)")
+    sl = r["server_lint"]
+    if sl:
+        line = f"  server-side Engine.lint_source: median {statistics.median(sl) * 1000:7.0f} ms"
+        if len(sl) == len(lat):       # one lint per edit: the rest is debounce, protocol and JSON
+            rest = [a - b for a, b in zip(lat, sl)]
+            line += f"; the rest (debounce, protocol, JSON): median {statistics.median(rest) * 1000:.0f} ms"
+        print(line)
 
 
 def main() -> int:
@@ -305,6 +312,7 @@ def main() -> int:
     ap.add_argument("--edits", type=int, default=30)
     ap.add_argument("--debounce-edits", type=int, default=10, help="edits for the run with the default debounce")
     ap.add_argument("--check-runs", type=int, default=5)
+    ap.add_argument("--small-lines", type=int, default=200, help="also time a small file (0: skip)")
     ap.add_argument("--no-profile", action="store_true")
     args = ap.parse_args()
 
@@ -322,6 +330,13 @@ def main() -> int:
     if args.debounce_edits:
         slow = asyncio.run(measure(path, text, args.debounce_edits, 300))
         report("debounceMs=300 (default; the debounce is part of this latency)", slow)
+
+    if args.small_lines:
+        small_text = make_source(args.small_lines)
+        small = work / "train_small.py"
+        small.write_text(small_text, encoding="utf-8")
+        r = asyncio.run(measure(small, small_text, args.edits, 0))
+        report(f"for scale, a {small_text.count(chr(10))}-line file ({r['findings']} findings), debounceMs=0", r)
 
     check_times, rc = time_check(path, args.check_runs)
     print(f"peer: `{sys.executable} -m gradfix check {path}` as a subprocess, {len(check_times)} runs (exit {rc}):")

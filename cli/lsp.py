@@ -37,10 +37,11 @@ import threading
 import time
 import tokenize
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from lsprotocol import types as T
 from pygls.lsp.server import LanguageServer
@@ -48,6 +49,7 @@ from pygls.uris import to_fs_path
 
 from gradfix import __version__, suppression
 from gradfix.codemods import ALL_RULES, RULES_BY_ID
+from gradfix.discovery import is_excluded
 from gradfix.config import Config, ConfigError, check_selector, find_pyproject, load_config
 from gradfix.engine import APPLIED_VERDICTS, Decision, Engine, Policy, policy_decider
 from gradfix.model import FileError, Finding, Safety, Verdict
@@ -62,6 +64,9 @@ DEFAULT_DEBOUNCE_S = 0.3
 VERIFY_IDLE_S = 0.5
 ENGINE_STACK_BYTES = 256 << 20            # the buffer must rest this long before its fixes are verified
 ACCEPTED = {v.value for v in APPLIED_VERDICTS}
+# the suppression comment syntax is the engine's
+GRADFIX_COMMENT = suppression.GRADFIX_COMMENT
+NOQA_COMMENT = suppression.NOQA_COMMENT
 VERDICT_WORDS = {
     "equivalent": "verified: equivalent",
     "fixes-crash": "verified: fixes crash",
@@ -277,7 +282,7 @@ class Analysis:
     findings: list[Finding]
     errors: list[FileError]
     lines: list[str] = field(default_factory=list)
-    proposals: "asyncio.Future | None" = None   # -> dict[(rule, span), after | None]
+    proposals: asyncio.Future | None = None   # -> dict[(rule, span), after | None]
     _tokens: tuple | None = None
 
     def finding_at(self, rule: str, rng: T.Range, encoding: str) -> Finding | None:
@@ -591,12 +596,7 @@ class GradfixServer(LanguageServer):
         if not config.exclude or not config.root:
             return False
         try:
-            from gradfix.discovery import _excluded
-
-            rel = os.path.relpath(os.path.abspath(path), config.root).replace(os.sep, "/")
-            if rel.startswith(".."):
-                return False
-            return _excluded(rel, os.path.basename(path), config.exclude)
+            return is_excluded(path, config.exclude, config.root)
         except Exception:
             return False
 
@@ -888,7 +888,7 @@ class GradfixServer(LanguageServer):
             if line not in ends:
                 continue   # the line ends inside a string or with a backslash
             for col, comment in comments.get(line, []):
-                m = suppression._GRADFIX.search(comment)
+                m = GRADFIX_COMMENT.search(comment)
                 if m and m.group("codes") is not None:
                     codes = m.group("codes")
                     insert = col + m.start("codes") + len(codes.rstrip())
@@ -967,7 +967,7 @@ class GradfixServer(LanguageServer):
         line0, col = from_position(a.lines, pos, enc)
         comments, _ = a.tokens()
         for ccol, comment in comments.get(line0 + 1, []):
-            for pattern in (suppression._GRADFIX, suppression._NOQA):
+            for pattern in (GRADFIX_COMMENT, NOQA_COMMENT):
                 for m in pattern.finditer(comment):
                     if m.group("codes") is None:
                         continue
@@ -1019,11 +1019,12 @@ class GradfixServer(LanguageServer):
             self.schedule(uri, 0.0)
 
     def debug_info(self) -> dict:
-        lint = sorted(t for what, t in self.timings if what == "lint")
+        lint = [t for what, t in self.timings if what == "lint"]      # oldest first, the last 200
+        ordered = sorted(lint)
         return {
             "version": __version__, "mode": "pull" if self.pull else "push", "encoding": self.encoding,
             "settings": dataclasses.asdict(self.settings), "documents": sorted(self.analyses),
-            "lint_s": lint, "lint_median_s": lint[len(lint) // 2] if lint else None,
+            "lint_s": lint, "lint_median_s": ordered[len(ordered) // 2] if ordered else None,
         }
 
     def stop(self) -> None:

@@ -23,6 +23,14 @@ def _is_virtualenv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
+def is_excluded(path: str, patterns: Iterable[str], root: str) -> bool:
+    """Whether `path` matches a configured exclude pattern (relative to the project root)."""
+    rel = _rel(path, root)
+    if rel.startswith(".."):
+        return False
+    return _excluded(rel, os.path.basename(path), patterns)
+
+
 def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
     for pattern in patterns:
         pattern = pattern.rstrip("/")

@@ -99,15 +99,19 @@ class ParseFailure(Exception):
 
 
 def parse(source: str, path: str) -> cst.Module:
+    # CPython's parser first: libcst's native parser crashes the process on very deep
+    # nesting (`"(" * 3000`), where CPython raises a SyntaxError.
+    try:
+        ast.parse(source)
+    except SyntaxError as exc:
+        raise ParseFailure(f"syntax error: {exc.msg}", exc.lineno) from exc
+    except (RecursionError, MemoryError) as exc:
+        raise ParseFailure("cannot parse: too deeply nested", None) from exc
+    except ValueError as exc:
+        raise ParseFailure(f"cannot parse: {exc}", None) from exc
     try:
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
-        try:  # Python's own message and line are what users know
-            ast.parse(source)
-        except SyntaxError as py_exc:
-            raise ParseFailure(f"syntax error: {py_exc.msg}", py_exc.lineno) from exc
-        except (ValueError, RecursionError):
-            pass
         raise ParseFailure(f"syntax error: {exc.message}", exc.raw_line) from exc
     except (RecursionError, ValueError) as exc:
         raise ParseFailure(f"cannot parse: {exc}", None) from exc
@@ -126,13 +130,13 @@ def _parses(source: str, original_compiles: bool = True) -> str | None:
     the parser accepts but Python rejects (`return` outside a function); it is only asked
     of files whose original compiled."""
     try:
-        cst.parse_module(source)
         if original_compiles:
             compile(source, "<gradfix>", "exec", dont_inherit=True)
         else:
             ast.parse(source)
-    except (SyntaxError, ValueError, cst.ParserSyntaxError) as exc:
-        return str(exc).splitlines()[0]
+        cst.parse_module(source)
+    except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError) as exc:
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return None
 
 

@@ -11,8 +11,8 @@ import io
 import re
 import tokenize
 
-_GRADFIX = re.compile(r"#\s*gradfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
-_NOQA = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
+GRADFIX_COMMENT = re.compile(r"#\s*gradfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
+NOQA_COMMENT = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 ALL = "*"
 
 
@@ -31,11 +31,11 @@ def suppressions(source: str) -> dict[int, set[str]]:
         if tok.type != tokenize.COMMENT:
             continue
         line = tok.start[0]
-        m = _GRADFIX.search(tok.string)
+        m = GRADFIX_COMMENT.search(tok.string)
         if m:
             codes = m.group("codes")
             result.setdefault(line, set()).update(_codes(codes) if codes and codes.strip() else {ALL})
-        m = _NOQA.search(tok.string)
+        m = NOQA_COMMENT.search(tok.string)
         if m:
             result.setdefault(line, set()).update(c for c in _codes(m.group("codes")) if c.startswith("GF"))
     return result

@@ -133,7 +133,7 @@ def test_config_in_pyproject(proj):
 
 
 def test_gf201_threshold_option(tmp_path):
-    src = ("import torch\n\nfor x, y in loader:\n    out = model(x)\n    loss = crit(out, y) / 500\n"
+    src = ("import torch\n\nfor x, y in loader:\n    opt.zero_grad()\n    out = model(x)\n    loss = crit(out, y) / 500\n"
            "    loss.backward()\n    opt.step()\n")
     (tmp_path / "train.py").write_text(src)
     assert run(["check", "train.py"], tmp_path).exit_code == 0

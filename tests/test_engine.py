@@ -112,3 +112,8 @@ def test_lint_reports_syntax_error_with_python_line():
     findings, errors = Engine(ALL_RULES).lint_source("x = 1\ndef f(:\n", "t.py")
     assert findings == []
     assert errors[0].line == 2 and errors[0].message.startswith("syntax error")
+
+
+def test_deeply_nested_input_is_an_error_not_a_crash():
+    findings, errors = Engine(ALL_RULES).lint_source("x = " + "(" * 3000 + "1" + ")" * 3000 + "\n", "t.py")
+    assert findings == [] and errors and errors[0].path == "t.py"
