@@ -165,7 +165,7 @@ class Engine:
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        index = FileIndex(wrapper)
+        index = FileIndex(wrapper, source)
         table = suppression.suppressions(source)
         found: list[Finding] = []
         with tree.active(index.children):

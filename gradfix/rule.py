@@ -70,7 +70,7 @@ class RuleContext:
         self.rule = rule
 
     def span(self, node: cst.CSTNode) -> Span:
-        pos = self.index.positions[node]
+        pos = self.index.position(node)
         return Span(pos.start.line, pos.start.column + 1, pos.end.line, pos.end.column + 1)
 
     def finding(self, node: cst.CSTNode, message: str, fix: Fix | None = None) -> Finding:

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import ast
 import re
 from functools import cached_property
 
 import libcst as cst
-from libcst.metadata import PositionProvider
+from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import ImportMap, qualname
-from gradfix.analysis.tree import index_tree, walk
+from gradfix.analysis.tree import active, index_tree, walk
 
 _INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
 
@@ -23,18 +24,63 @@ def is_initialiser(name: str) -> bool:
 class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
-    def __init__(self, wrapper: cst.MetadataWrapper):
+    def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None):
         self.wrapper = wrapper
         self.module = wrapper.module
+        self.source = source
         # one traversal gives children and parents; rules run with `tree.active(self.children)`
         self.children, self.parents = index_tree(self.module)
-        self.imports = ImportMap(self.module)
+        with active(self.children):
+            self.imports = ImportMap(self.module)
         self._flows: dict[int, object] = {}
+        self._statement_positions: dict[int, tuple] = {}
 
     @cached_property
     def positions(self):
-        """Resolved only when something is reported: a clean file never pays for it."""
+        """Every node's position (a code generation of the whole file with position tracking)."""
         return self.wrapper.resolve(PositionProvider)
+
+    def position(self, node: cst.CSTNode) -> CodeRange:
+        """One node's position, paying only for its top-level statement: libcst's position
+        pass over a 2,000-line file took longer than all the rules together."""
+        stmt = node
+        while stmt is not None and self.parents.get(stmt) is not self.module:
+            stmt = self.parents.get(stmt)
+        starts = self._statement_starts
+        if stmt is None or starts is None:
+            return self.positions[node]
+        cached = self._statement_positions.get(id(stmt))
+        if cached is None:
+            sub = self.module.with_changes(body=[stmt], header=[], footer=[])
+            table = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider)
+            cached = (table, starts[id(stmt)] - 1)
+            self._statement_positions[id(stmt)] = cached
+        table, offset = cached
+        r = table[node]
+        return CodeRange(CodePosition(r.start.line + offset, r.start.column),
+                         CodePosition(r.end.line + offset, r.end.column))
+
+    @cached_property
+    def _statement_starts(self) -> dict[int, int] | None:
+        """First line (leading blank and comment lines included) of each top-level statement,
+        from CPython's parser; None when the two parsers' statements do not line up."""
+        if self.source is None:
+            return None
+        try:
+            body = ast.parse(self.source).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        starts: dict[int, int] = {}
+        k = 0
+        for stmt in self.module.body:
+            count = len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+            if k >= len(body):
+                return None
+            node = body[k]
+            first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+            starts[id(stmt)] = first - len(stmt.leading_lines)
+            k += count
+        return starts if k == len(body) else None
 
     # -- structure -------------------------------------------------------
     @cached_property

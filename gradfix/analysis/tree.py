@@ -5,6 +5,9 @@ and while it is active these helpers read that table instead."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import inspect
+import re
 from contextvars import ContextVar
 from typing import Iterator
 
@@ -13,31 +16,59 @@ import libcst as cst
 _TABLE: ContextVar[dict[int, list] | None] = ContextVar("gradfix_children", default=None)
 
 
-class _Collector(cst.CSTVisitor):
-    def __init__(self) -> None:
-        super().__init__()
-        self.children: dict[int, list] = {}
-        self.parents: dict[cst.CSTNode, cst.CSTNode] = {}
-        self.stack: list[cst.CSTNode] = []
+# Per node class, the fields that hold children, in source order: the order in which the
+# class's own `_visit_and_replace_children` visits them (read once from libcst's source).
+# Children are then read straight from the fields; a class whose order cannot be read
+# falls back to libcst's `children`.
+_ORDER: dict[type, tuple[str, ...] | None] = {}
+_VISIT = re.compile(r"visit_\w+\(\s*self\s*,\s*[\"'](\w+)[\"']")
 
-    def on_visit(self, node: cst.CSTNode) -> bool:
-        if self.stack:
-            parent = self.stack[-1]
-            self.children[id(parent)].append(node)
-            self.parents[node] = parent
-        self.children[id(node)] = []
-        self.stack.append(node)
-        return True
 
-    def on_leave(self, original_node: cst.CSTNode) -> None:
-        self.stack.pop()
+def _order(cls: type) -> tuple[str, ...] | None:
+    if cls not in _ORDER:
+        try:
+            names = tuple(dict.fromkeys(_VISIT.findall(inspect.getsource(cls._visit_and_replace_children))))
+        except (OSError, TypeError):
+            names = ()
+        fields = {f.name for f in dataclasses.fields(cls)}
+        _ORDER[cls] = names if names and set(names) <= fields else None
+        _FIELDS[cls] = tuple(fields)
+    return _ORDER[cls]
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def fast_children(node: cst.CSTNode) -> list:
+    order = _order(type(node))
+    if order is None:
+        # leaves such as whitespace and comments hold only strings
+        if not any(isinstance(getattr(node, f), (cst.CSTNode, list, tuple)) for f in _FIELDS[type(node)]):
+            return []
+        return list(node.children)
+    out: list = []
+    for name in order:
+        value = getattr(node, name)
+        if isinstance(value, cst.CSTNode):
+            out.append(value)
+        elif isinstance(value, (list, tuple)):
+            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+    return out
 
 
 def index_tree(module: cst.Module) -> tuple[dict[int, list], dict]:
     """Children by node id and parent by node, in one traversal."""
-    collector = _Collector()
-    module.visit(collector)
-    return collector.children, collector.parents
+    table: dict[int, list] = {}
+    parents: dict = {}
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        kids = fast_children(node)
+        table[id(node)] = kids
+        for kid in kids:
+            parents[kid] = node
+        stack.extend(kids)
+    return table, parents
 
 
 @contextlib.contextmanager
