@@ -170,3 +170,6 @@ def _header(node: cst.BaseCompoundStatement) -> cst.CSTNode:
 
 def _same_block(flow: Flow, a: cst.CSTNode, b: cst.CSTNode) -> bool:
     return flow.index.parents.get(a) is flow.index.parents.get(b)
+
+
+is_optimizer_step = _is_optimizer_step

@@ -1,0 +1,97 @@
+"""GF202 epoch-scheduler-per-batch: an epoch-based LR scheduler stepped inside the batch loop."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.iteration import iterations, scheduler_info
+from gradfix.analysis.loopedits import Op, compose, epoch_end_anchor, moved, single, train_loop_contract
+from gradfix.model import Safety
+from gradfix.rule import Rule, RuleDocs
+
+
+class EpochSchedulerPerBatch(Rule):
+    id = "GF202"
+    name = "epoch-scheduler-per-batch"
+    summary = "An epoch-based learning-rate scheduler is stepped once per batch"
+    docs = RuleDocs(
+        what=(
+            "Finds `scheduler.step()` inside the inner (batch) loop of a nested epoch/batch loop when `scheduler` is "
+            "constructed in the same file as an epoch-based scheduler: `StepLR`, `MultiStepLR`, `ExponentialLR` "
+            "(gamma < 0.999), `CosineAnnealingLR` or `CosineAnnealingWarmRestarts`, with its period not counted in "
+            "iterations. Per-iteration schedulers (`OneCycleLR`, `CyclicLR`, `LambdaLR` warm-ups, transformers' "
+            "`get_*_schedule*`), periods written in iterations (`T_max=epochs * len(loader)`, `step_size=total_steps`), "
+            "`ReduceLROnPlateau`, `scheduler.step(value)` and schedulers of unknown type (a parameter, another "
+            "module) are left alone."
+        ),
+        why=(
+            "The period is counted in `step()` calls, so stepping per batch divides it by the number of batches per "
+            "epoch: `StepLR(step_size=30, gamma=0.1)` over 2 epochs of 100 batches ends at lr 1e-7 instead of 0.1, "
+            "and the loss plateaus after the first few hundred steps (hazards.md). The second seed document suggests "
+            "exactly this move for its `scheduler.step()`."
+        ),
+        example=(
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)\n"
+            "for epoch in range(epochs):\n    for x, y in loader:\n        optimizer.zero_grad()\n"
+            "        loss_fn(model(x), y).backward()\n        optimizer.step()\n        scheduler.step()"
+        ),
+        fixed_example=(
+            "scheduler = torch.optim.lr_scheduler.StepLR(optimizer, step_size=30, gamma=0.1)\n"
+            "for epoch in range(epochs):\n    for x, y in loader:\n        optimizer.zero_grad()\n"
+            "        loss_fn(model(x), y).backward()\n        optimizer.step()\n    scheduler.step()"
+        ),
+        fix=(
+            "Moves the `scheduler.step()` line (with its comments) to the end of the epoch loop's body. Offered when "
+            "the call stands alone on its line, runs unconditionally in the batch loop, and the epoch loop's body "
+            "neither ends with a jump nor has a `continue` that would skip the step; otherwise reported without a fix."
+        ),
+        fix_safety=(
+            "Unsafe: it changes the learning rate of every step after the first epoch, on purpose. Applied when the "
+            "verifier confirms the expected change."
+        ),
+        verification=(
+            "`train-loop`: the verifier reads the training iteration of both versions (zero_grad, forward, backward, "
+            "clip, step, scheduler step and where each sits) and renders each on a seeded `nn.Linear(4, 2)` trained "
+            "2 epochs x 3 batches with the file's optimizer and scheduler class (its period shortened so the schedule "
+            "shows within 6 steps; the detail says so). It records the learning rates, gradients and parameters of "
+            "every optimizer step. `expected-change` when the rewrite's trace equals the canonical order's (here: the "
+            "scheduler stepped once per epoch) and the original's does not. It checks the order of the loop's "
+            "operations on a synthetic model, not the user's model."
+        ),
+    )
+
+    def check(self, ctx):
+        seen: set[int] = set()
+        for it in iterations(ctx.index):
+            if it.loop is None or it.epoch_loop is None or it.backward is None:
+                continue
+            for e in it.events:
+                if e.op != "sched" or e.info.get("args") or e.nested or id(e.node) in seen:
+                    continue
+                info = scheduler_info(it, e.recv)
+                if info.kind != "epoch":
+                    continue
+                seen.add(id(e.node))
+                short = (info.ctor or "").rsplit(".", 1)[-1]
+                message = (
+                    f"`{e.recv}.step()` runs once per batch, but `{e.recv}` is {info.why}, whose period is counted in "
+                    f"epochs: the learning rate decays once per batch, as many times too fast as there are batches "
+                    f"per epoch (StepLR(30, 0.1) over 2 x 100 batches ends at lr 1e-7); step it once per epoch"
+                )
+                yield ctx.finding(e.node, message, self._fix(ctx, it, e, short))
+
+    def _fix(self, ctx, it, e, short):
+        if e.path or not single(e.line) or not isinstance(e.small, cst.Expr) or e.small.value is not e.node:
+            return None
+        anchor, _why = epoch_end_anchor(it)
+        if anchor is None:
+            return None
+        # a scheduler already stepped per epoch as well: leave it to the user
+        if any(x.op == "sched" and x.recv == e.recv for x in it.epoch_events):
+            return None
+        edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
+        return ctx.fix(f"step `{e.recv}` ({short}) once per epoch, at the end of the epoch loop", edits,
+                       Safety.UNSAFE, train_loop_contract(it))
+
+
+RULE = EpochSchedulerPerBatch

@@ -1,0 +1,120 @@
+"""GF203 scheduler-before-optimizer: `scheduler.step()` runs before `optimizer.step()` in the same iteration."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.iteration import _body, iterations, scheduler_info
+from gradfix.analysis.loopedits import (
+    Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
+)
+from gradfix.model import Safety
+from gradfix.rule import Rule, RuleDocs
+
+
+class SchedulerBeforeOptimizer(Rule):
+    id = "GF203"
+    name = "scheduler-before-optimizer"
+    summary = "The learning-rate scheduler is stepped before the optimizer in the same iteration"
+    docs = RuleDocs(
+        what=(
+            "Finds `scheduler.step()` that runs before the iteration's `optimizer.step()` (or `scaler.step(optimizer)`): "
+            "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop. The "
+            "scheduler is one built in the file on that optimizer, or, when its type is not known, a `*sched*` name "
+            "in a loop that steps a single optimizer. `ReduceLROnPlateau` and `scheduler.step(value)` are left alone, "
+            "and so is a scheduler in an exclusive branch (`if`/`else`)."
+        ),
+        why=(
+            "Since PyTorch 1.1 the scheduler must step after the optimizer: stepping it first skips the first value of "
+            "the schedule (the first update uses lr 0.1 instead of 1.0 for a 10x decay) and shifts every later one; "
+            "PyTorch warns at run time (pytorch #20124). With a warm-up schedule the first steps run at the wrong "
+            "learning rate."
+        ),
+        example=(
+            "for x, y in loader:\n    optimizer.zero_grad()\n    loss_fn(model(x), y).backward()\n"
+            "    scheduler.step()\n    optimizer.step()"
+        ),
+        fixed_example=(
+            "for x, y in loader:\n    optimizer.zero_grad()\n    loss_fn(model(x), y).backward()\n"
+            "    optimizer.step()\n    scheduler.step()"
+        ),
+        fix=(
+            "Swaps them when both sit alone on their lines in one block: the scheduler line moves right after the "
+            "optimizer step (after `scaler.update()` when that follows). A scheduler stepped at the start of the epoch "
+            "loop moves to the end of the epoch loop's body. Nothing between them may read the learning rate. When "
+            "the scheduler is epoch-based and stepped per batch, GF202's fix (move it to the epoch loop) applies "
+            "instead and this finding has no fix of its own."
+        ),
+        fix_safety="Unsafe: the learning rate of every step changes (by one schedule position). Applied when the verifier confirms the expected change.",
+        verification=(
+            "`train-loop` (see GF202): the lr seen by each optimizer step, with gradients and parameters, on a "
+            "synthetic model; `expected-change` when the rewrite follows the canonical order (step, then scheduler) "
+            "and the original does not."
+        ),
+    )
+
+    def check(self, ctx):
+        seen: set[int] = set()
+        for it in iterations(ctx.index):
+            b = it.backward
+            step = it.step_event()
+            if b is None or step is None:
+                continue
+            candidates = [e for e in it.events if e.op == "sched" and e.order < step.order and e.compatible(step)
+                          and e.compatible(b) and not e.nested]
+            candidates += [e for e in it.epoch_events if e.op == "sched" and e.info.get("where") == "start"
+                           and not e.nested and not e.path]
+            for e in candidates:
+                if e.info.get("args") or id(e.node) in seen:
+                    continue
+                info = scheduler_info(it, e.recv)
+                if info.kind == "plateau":
+                    continue
+                if info.optimizer is not None and info.optimizer != step.recv:
+                    continue
+                if info.ctor is None and len(it.optimizers_stepped()) != 1:
+                    continue
+                seen.add(id(e.node))
+                in_epoch = e in it.epoch_events
+                opt = step.recv
+                where = "at the start of each epoch, before the batch loop's" if in_epoch else "before"
+                message = (f"`{e.recv}.step()` runs {where} `{opt}.step()`: the first value of the schedule is skipped "
+                           f"and every later step uses the next one (PyTorch warns: call optimizer.step() before "
+                           f"lr_scheduler.step())")
+                fix = None
+                if info.kind == "epoch" and not in_epoch and it.epoch_loop is not None:
+                    message += "; GF202 moves it to the end of the epoch loop"
+                else:
+                    fix = self._epoch_fix(ctx, it, e) if in_epoch else self._swap_fix(ctx, it, e, step)
+                yield ctx.finding(e.node, message, fix)
+
+    def _swap_fix(self, ctx, it, e, step):
+        index = ctx.index
+        if e.path != step.path or not single(e.line) or not single(step.line) or not same_block(index, e.line, step.line):
+            return None
+        if not isinstance(e.small, cst.Expr) or e.small.value is not e.node:
+            return None
+        lines = block_lines(index, e.line)
+        i, j = lines.index(e.line), lines.index(step.line)
+        anchor = step.line
+        nxt = lines[j + 1] if j + 1 < len(lines) else None
+        if nxt is not None and any(x.op == "update" and x.line is nxt for x in it.events):
+            anchor = nxt
+        for line in lines[i + 1:j]:
+            if mentions(line, ("lr", "param_groups", e.recv)):
+                return None
+        edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
+        return ctx.fix(f"step `{e.recv}` after `{step.recv}.step()`", edits, Safety.UNSAFE, train_loop_contract(it))
+
+    def _epoch_fix(self, ctx, it, e):
+        if not single(e.line) or not isinstance(e.small, cst.Expr) or e.small.value is not e.node or e.line not in _body(it.epoch_loop):
+            return None
+        anchor, _why = epoch_end_anchor(it)
+        if anchor is None:
+            return None
+        edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
+        return ctx.fix(f"step `{e.recv}` at the end of the epoch, after the optimizer steps", edits, Safety.UNSAFE,
+                       train_loop_contract(it))
+
+
+RULE = SchedulerBeforeOptimizer

@@ -1,0 +1,111 @@
+"""GF204 zero-grad-misplaced: `zero_grad()` between `backward()` and `optimizer.step()`."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gradfix.analysis.iteration import code_of, iterations
+from gradfix.analysis.loopedits import Op, compose, moved, same_block, single, train_loop_contract
+from gradfix.model import Safety
+from gradfix.rule import Rule, RuleDocs
+
+
+def zeroes_optimizer(it, z, step) -> bool:
+    """Does zero_grad event `z` clear the gradients that `step`'s optimizer is about to use?"""
+    target = z.info.get("target")
+    if target == "opt":
+        return z.recv == step.recv
+    root = z.recv
+    if target == "none":
+        # `p.grad = None` / `p.grad.zero_()` in `for p in <X>.parameters()`
+        loops = [n for n in z.nested if isinstance(n, cst.For) and isinstance(n.target, cst.Name)
+                 and n.target.value == (z.recv or "").split(".")[0]]
+        if not loops:
+            return False
+        it_src = code_of(loops[-1].iter)
+        if step.recv and re.search(rf"(?<![\w.]){re.escape(step.recv)}\b", it_src):
+            return True
+        m = re.match(r"^([\w.]+)\.(parameters|named_parameters)\(\)$", it_src)
+        if not m:
+            return False
+        root = m.group(1)
+    b = it.optimizer_binding(step.recv) if step.recv else None
+    if b is None or not b.value.args:
+        return False
+    params_src = code_of(b.value.args[0].value)
+    return bool(root) and re.search(rf"(?<![\w.]){re.escape(root)}\b", params_src) is not None
+
+
+class ZeroGradMisplaced(Rule):
+    id = "GF204"
+    name = "zero-grad-misplaced"
+    summary = "zero_grad() runs between backward() and optimizer.step(), so the step sees no gradients"
+    docs = RuleDocs(
+        what=(
+            "Finds `optimizer.zero_grad()`, `model.zero_grad()` or `p.grad = None` / `p.grad.zero_()` over the "
+            "optimizer's parameters that runs after `loss.backward()` and before the `optimizer.step()` that follows "
+            "it, in the same iteration. A zero_grad of another optimizer or model (clearing a discriminator's "
+            "gradients before the generator's step), and one followed by another backward before the step, are left "
+            "alone."
+        ),
+        why=(
+            "The optimizer step reads the gradients just cleared: every update is zero (with `set_to_none=True`, the "
+            "default since torch 2.0, the step skips every parameter), so grad_norm is always 0 and the loss never "
+            "moves. Momentum and weight decay keep nudging the weights, which hides the problem."
+        ),
+        example="logits = model(x)\nloss = loss_fn(logits, y)\nloss.backward()\noptimizer.zero_grad()\noptimizer.step()",
+        fixed_example="optimizer.zero_grad()\nlogits = model(x)\nloss = loss_fn(logits, y)\nloss.backward()\noptimizer.step()",
+        fix=(
+            "Moves the zero_grad line before the iteration's forward pass (the statement of its block that holds "
+            "the first model call), or removes it when the iteration already clears the same gradients before. "
+            "Offered when the call stands alone on its line in the block of the forward pass; otherwise reported "
+            "without a fix."
+        ),
+        fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the verifier confirms the expected change.",
+        verification=(
+            "`train-loop` (see GF202): the gradients seen by each optimizer step and the parameters after it, on a "
+            "synthetic model; `expected-change` when the rewrite follows the canonical order (zero_grad before the "
+            "forward pass, or after the step) and the original (every step sees no gradient) does not."
+        ),
+    )
+
+    def check(self, ctx):
+        seen: set[int] = set()
+        for it in iterations(ctx.index):
+            b, step = it.backward, it.step_event()
+            if b is None or step is None:
+                continue
+            for z in it.between(b, step, "zero_grad"):
+                if id(z.node) in seen or not z.compatible(step):
+                    continue
+                if not zeroes_optimizer(it, z, step):
+                    continue
+                if [x for x in it.between(z, step, "backward")]:
+                    continue  # a later backward refills the gradients before the step
+                seen.add(id(z.node))
+                what = code_of(z.small) if z.info.get("target") == "none" else f"{z.recv}.zero_grad()"
+                message = (f"`{what}` runs after backward() and before `{step.recv}.step()`: the step sees no "
+                           f"gradients, so every update is zero and grad_norm is always 0; clear the gradients before "
+                           f"the forward pass (or after the step)")
+                yield ctx.finding(z.node, message, self._fix(ctx, it, z, b, step))
+
+    def _fix(self, ctx, it, z, b, step):
+        if not single(z.line) or z.nested or z.path != b.path:
+            return None
+        earlier = [x for x in it.events if x.op == "zero_grad" and x.order < b.order and x.compatible(b)
+                   and not x.path and zeroes_optimizer(it, x, step)]
+        if earlier:
+            edits = compose([Op(z.line, remove=True)])
+            desc = f"remove the misplaced `{code_of(z.small)}` (the gradients are already cleared earlier)"
+        else:
+            anchor = it.forward_anchor(z.line)
+            if anchor is None or not same_block(ctx.index, anchor, z.line) or not isinstance(anchor, cst.CSTNode):
+                return None
+            edits = compose([Op(z.line, remove=True), Op(anchor, before=[moved(z.line)])])
+            desc = f"move `{code_of(z.small)}` before the forward pass"
+        return ctx.fix(desc, edits, Safety.UNSAFE, train_loop_contract(it))
+
+
+RULE = ZeroGradMisplaced

@@ -1,0 +1,139 @@
+"""GF208 history-accumulation: `total += loss` keeps every iteration's autograd graph alive."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.iteration import _walk, code_of, iterations
+from gradfix.analysis.loops import backward_target
+from gradfix.analysis.loopedits import train_loop_contract
+from gradfix.analysis.trainstep import names_in
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+_LOSS_SUFFIXES = ("Loss",)
+
+
+class HistoryAccumulation(Rule):
+    id = "GF208"
+    name = "history-accumulation"
+    summary = "A running total adds the loss tensor itself, keeping each iteration's graph alive"
+    docs = RuleDocs(
+        what=(
+            "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`) in a training loop where "
+            "`loss` is the tensor backpropagated in that iteration (or a term of it) and `total` is never "
+            "backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()` and a sum of per-chunk "
+            "losses that is backpropagated once are left alone."
+        ),
+        why=(
+            "`loss` carries its `grad_fn`, so `total` becomes a tensor whose graph links to every iteration's graph: "
+            "the activations of all batches stay in memory until `total` is dropped (memory grows every step, then "
+            "out-of-memory), and the logged value is a tensor. PyTorch FAQ: \"Don't accumulate history across your "
+            "training loop\"."
+        ),
+        example="total_loss += loss",
+        fixed_example="total_loss += loss.item()",
+        fix=(
+            "Adds `.item()` to the loss name in the accumulated expression. Offered when the name is the loss that "
+            "`.backward()` receives without a gradient argument (a scalar) or a criterion / `F.*_loss` call result "
+            "without `reduction='none'`; otherwise reported without a fix."
+        ),
+        fix_safety=(
+            "Safe: gradients, parameters and the accumulated number are unchanged; `total` becomes a Python float "
+            "(code that called tensor methods on it needs adjusting)."
+        ),
+        verification=(
+            "`train-loop` (see GF202): `equivalent` when every optimizer step sees the same learning rates, gradients "
+            "and parameters, and the accumulated total per epoch is the same number in both versions (the rewrite's "
+            "no longer holding the graph)."
+        ),
+    )
+
+    def check(self, ctx):
+        seen: set[int] = set()
+        for it in iterations(ctx.index):
+            if it.loop is None or it.backward is None:
+                continue
+            backed = _backpropagated_names(it)
+            for e in it.events:
+                if e.op != "accumulate" or e.info.get("how") != "tensor" or id(e.small) in seen:
+                    continue
+                total = e.recv
+                if total in backed or _recomputed_without_grad(it, e):
+                    continue
+                seen.add(id(e.small))
+                message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
+                           f"every iteration alive (memory grows each step) and becomes a tensor; accumulate "
+                           f"`.item()` instead")
+                yield ctx.finding(e.small, message, self._fix(ctx, it, e))
+
+    def _fix(self, ctx, it, e):
+        small = e.small
+        value = small.value
+        if isinstance(small, cst.Assign):
+            binop = value
+            value = binop.right if isinstance(binop.left, cst.Name) and binop.left.value == e.recv else binop.left
+        names = it.loss_names()
+        target = None
+        if isinstance(value, cst.Name) and value.value in names:
+            target = value
+        elif isinstance(value, cst.BinaryOperation):
+            sides = [value.left, value.right]
+            hits = [s for s in sides if isinstance(s, cst.Name) and s.value in names]
+            others = [s for s in sides if not (isinstance(s, cst.Name) and s.value in names)]
+            if len(hits) == 1 and not any(names_in(o) & names for o in others):
+                target = hits[0]
+        if target is None or not _is_scalar_loss(it, target.value):
+            return None
+        item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("item")))
+        return ctx.fix(f"accumulate `{target.value}.item()`", [Edit(target, item)], Safety.SAFE,
+                       train_loop_contract(it))
+
+
+def _backpropagated_names(it) -> set[str]:
+    """Names that reach some backward call in the scope (a chunk sum backpropagated once is not history)."""
+    out = set()
+    for node in _walk(it.scope):
+        if isinstance(node, cst.Call):
+            t = backward_target(node, it.flow)
+            if t is not None:
+                out |= names_in(t[0])
+    return out
+
+
+def _recomputed_without_grad(it, e) -> bool:
+    """The loss names read by the accumulation are bound under no_grad (a re-evaluation after the step)."""
+    names = it.loss_names()
+    for node in _walk(e.small):
+        if isinstance(node, cst.Name) and node.value in names and node.value != e.recv:
+            b = it.flow.load_binding.get(id(node))
+            if b is not None and b.no_grad:
+                return True
+    return False
+
+
+def _is_scalar_loss(it, name: str) -> bool:
+    tl = it.tl
+    if isinstance(tl.loss, cst.Name) and tl.loss.value == name and not it.backward.node.args:
+        return True
+    for b in it.flow.bindings:
+        if b.name != name or not isinstance(b.value, cst.Call):
+            continue
+        call = b.value
+        if any(a.keyword is not None and a.keyword.value == "reduction" and "none" in code_of(a.value)
+               for a in call.args):
+            return False
+        func = call.func
+        q = code_of(func)
+        if isinstance(func, cst.Name):
+            if any(x.name == func.value and (x.ctor or "").endswith(_LOSS_SUFFIXES) for x in it.flow.bindings):
+                return True
+            if "loss" in func.value.lower() or "criterion" in func.value.lower():
+                return True
+        if (it.index.imports.resolve(q) or "").startswith("torch.nn.functional.") and \
+                ("loss" in q or "entropy" in q or "nll" in q):
+            return True
+    return False
+
+
+RULE = HistoryAccumulation

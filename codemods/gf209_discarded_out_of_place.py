@@ -1,0 +1,161 @@
+"""GF209 discarded-out-of-place: an out-of-place tensor op whose result is thrown away."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.flow import TENSORISH, Kind
+from gradfix.analysis.iteration import OUT_OF_PLACE, _grad_chain, code_of, iterations
+from gradfix.analysis.loopedits import optimizer_and_scheduler, train_loop_contract
+from gradfix.analysis.iteration import literal_value, locator, module_constants, skeleton
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+# Conversions and views: no in-place twin; the result must be assigned.
+CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "contiguous",
+                         "detach", "clone", "view", "reshape", "transpose", "permute", "squeeze", "unsqueeze",
+                         "flatten", "t", "type"})
+_PARAM_ATTRS = ("weight", "bias")
+
+
+class DiscardedOutOfPlace(Rule):
+    id = "GF209"
+    name = "discarded-out-of-place"
+    summary = "An out-of-place tensor op is a bare statement: its result is discarded"
+    docs = RuleDocs(
+        what=(
+            "Finds a statement that is only an out-of-place tensor method call whose in-place twin exists: "
+            "`p.grad.data.clamp(-1, 1)`, `p.data.clamp(-c, c)`, `x.add(1)`, `x.div(n)`, and tensor conversions "
+            "(`x.to(device)`, `x.float()`) as bare statements. The receiver must be a tensor: a gradient (`.grad`), "
+            "parameter data, or a name bound to a tensor. Ops whose result is used, methods with side effects, "
+            "chains ending in an in-place call, and `model.to(device)` / `model.cuda()` / `model.float()` on modules "
+            "(modules move in place) are left alone."
+        ),
+        why=(
+            "Out-of-place ops return a new tensor and leave the receiver as it was: gradient clipping or clamping "
+            "written this way silently does nothing (pytorch/tutorials PR #30 fixed exactly this), and the training "
+            "runs with unclipped gradients or unconstrained weights."
+        ),
+        example="loss.backward()\nfor p in model.parameters():\n    p.grad.data.clamp(-1, 1)\noptimizer.step()",
+        fixed_example="loss.backward()\nfor p in model.parameters():\n    p.grad.data.clamp_(-1, 1)\noptimizer.step()",
+        fix=(
+            "Uses the in-place twin (`clamp` -> `clamp_`) on gradients (`p.grad`, `p.grad.data`) and on parameter "
+            "data (`p.data`, `model.fc.weight.data`), where in-place is what was meant and autograd is not involved. "
+            "On other tensors (activations) and for conversions it reports without a fix: an in-place op on a tensor "
+            "autograd saved would break backward (GF101), and a conversion's result must be assigned."
+        ),
+        fix_safety="Unsafe: the op now takes effect, which changes the updates on purpose. Applied when the verifier confirms the expected change.",
+        verification=(
+            "`train-loop` (see GF202): the op is read from both versions and applied to every synthetic parameter's "
+            "gradient (between backward and the step) or data (after the step), as in the file's loop or, for a "
+            "helper function, where the loop calls it; `expected-change` when the rewrite follows the canonical "
+            "order with the op in place and the original (no effect) does not."
+        ),
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        done: set[int] = set()
+        for scope in index.scopes():
+            flow = index.flow(scope)
+            for st in flow.steps:
+                small = st.node
+                if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)) or id(small) in done:
+                    continue
+                call = small.value
+                func = call.func
+                if not isinstance(func, cst.Attribute):
+                    continue
+                meth = func.attr.value
+                if meth not in OUT_OF_PLACE and meth not in CONVERSIONS:
+                    continue
+                recv = func.value
+                chain = _grad_chain(recv)
+                context = None
+                if chain is not None and chain[0] == "grad":
+                    context = "grad"
+                elif chain is not None and chain[0] == "data" and _is_param(flow, chain[1]):
+                    context = "param"
+                else:
+                    kind = flow.classify(recv)[0]
+                    if kind not in TENSORISH:
+                        continue
+                    context = "tensor"
+                done.add(id(small))
+                yield self._finding(ctx, flow, st, small, call, meth, context)
+
+    def _finding(self, ctx, flow, st, small, call, meth, context):
+        recv = code_of(call.func.value)
+        if meth in CONVERSIONS:
+            message = (f"`{code_of(call)}` returns a new tensor that is discarded: `{recv}` is unchanged (tensors, "
+                       f"unlike modules, do not convert in place); assign the result")
+            return ctx.finding(call, message, None)
+        if context == "tensor":
+            message = (f"`{code_of(call)}` returns a new tensor that is discarded: `{recv}` is unchanged; assign the "
+                       f"result (`{recv} = {code_of(call)}`); an in-place `{meth}_` on a tensor autograd saved would "
+                       f"break backward")
+            return ctx.finding(call, message, None)
+        what = "gradient" if context == "grad" else "parameter"
+        message = (f"`{code_of(call)}` returns a new tensor that is discarded: the {what} is unchanged, so this "
+                   f"{'clipping' if meth in ('clamp', 'clip', 'clamp_min', 'clamp_max') else 'op'} does nothing; use "
+                   f"the in-place `{meth}_`")
+        new_call = call.with_changes(func=call.func.with_changes(attr=cst.Name(meth + "_")))
+        contract = self._contract(ctx, call, st, context)
+        fix = ctx.fix(f"use the in-place `{meth}_`", [Edit(call, new_call)], Safety.UNSAFE, contract)
+        return ctx.finding(call, message, fix)
+
+    def _contract(self, ctx, call, st, context):
+        line = ctx.span(call).line
+        for it in iterations(ctx.index):
+            if any(e.op == "grad_op" and e.node is call for e in it.events) and it.backward is not None:
+                return train_loop_contract(it)
+        # a helper function: rendered where a training loop calls it (else in a canonical loop)
+        fn = ctx.index.enclosing(call, (cst.FunctionDef,))
+        helper = fn.name.value if isinstance(fn, cst.FunctionDef) else None
+        contract = {"kind": "train-loop", "statement": {"line": line, "mode": "grad_op", "helper": helper}}
+        for it in iterations(ctx.index):
+            calls = [e for e in it.events if e.op == "helper" and e.recv == helper]
+            if helper and calls and it.backward is not None:
+                contract.update(loop=locator(it), skeleton=skeleton(it), **optimizer_and_scheduler(it))
+                env = dict(module_constants(ctx.index))
+                env.update(_call_site_args(fn, calls[0].node))
+                contract["env"] = env
+                return contract
+        for it in iterations(ctx.index):
+            if it.loop is not None and it.backward is not None:
+                contract.update(optimizer_and_scheduler(it))
+                break
+        return contract
+
+
+def _call_site_args(fn: cst.FunctionDef, call: cst.Call) -> dict:
+    """The helper's parameters bound to the literal arguments of its call in the loop."""
+    params = [p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params)]
+    out = {}
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    for name, a in zip(params, pos):
+        ok, v = literal_value(a.value)
+        if ok and isinstance(v, (int, float, bool)):
+            out[name] = v
+    for a in call.args:
+        if a.keyword is not None:
+            ok, v = literal_value(a.value)
+            if ok and isinstance(v, (int, float, bool)):
+                out[a.keyword.value] = v
+    return out
+
+
+def _is_param(flow, root) -> bool:
+    """`p` from `for p in model.parameters()`, `model.fc.weight`, a Parameter."""
+    if isinstance(root, cst.Attribute) and root.attr.value in _PARAM_ATTRS:
+        return True
+    if isinstance(root, cst.Name):
+        for b in flow.bindings:
+            if b.name == root.value and b.kind in (Kind.PARAMETER,):
+                return True
+            if b.name == root.value and b.value is not None and "param" in code_of(b.value):
+                return True
+    return False
+
+
+RULE = DiscardedOutOfPlace

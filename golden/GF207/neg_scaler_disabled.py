@@ -1,0 +1,18 @@
+# GF207 negative: the scaler is built with enabled=False, so scale() and step()
+# pass gradients through unscaled.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+model = nn.Linear(64, 4)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+scaler = torch.amp.GradScaler("cuda", enabled=False)
+loader = [(torch.randn(8, 64), torch.randint(0, 4, (8,))) for _ in range(100)]
+
+for x, y in loader:
+    optimizer.zero_grad()
+    loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    scaler.step(optimizer)
+    scaler.update()

@@ -1,0 +1,808 @@
+"""The `train-loop` contract: loop-order rewrites checked on a tiny synthetic training run.
+
+Used by GF202-GF210. The rule says where the training iteration is (its scope and
+ordinal) and what the file builds (optimizer, scheduler, GradScaler, each as literal
+constructor arguments). The check re-reads the iteration of BOTH versions of the file
+with gradfix.analysis.iteration (so it checks the code that was written, not the rule's
+idea of it) and renders each as a loop over 2 epochs x 3 batches on a seeded
+`nn.Linear(4, 2)` with a synthetic regression batch, in float64:
+
+    zero_grad / forward+loss / backward (scaled) / unscale_ / clip / step (scaled) /
+    scaler.update / scheduler.step (per batch, at epoch start or end) / loss accumulation /
+    gradient ops (`p.grad.clamp_`) / a `requires_grad` write before training
+
+At every optimizer step it records the learning rates, the gradients the step sees and
+the parameters after it, and per epoch the accumulated loss. A third run renders the
+canonical order of the original's operations (forward -> backward -> [unscale] -> clip
+-> step -> update -> scheduler (per epoch for epoch-based schedulers) -> zero_grad,
+which is zero_grad -> forward ... of the next iteration). Verdicts:
+
+- equivalent: original and rewrite traces agree (norm-relative 1e-9);
+- expected-change: the rewrite's trace equals the canonical one and the original's does not;
+- failed: anything else; untestable: the iteration cannot be rendered (with why).
+
+It checks the order of the loop's operations on a synthetic model, not the user's model,
+and the detail says so and what it substituted.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+
+import torch
+import torch.nn as nn
+
+import libcst as cst
+
+from gradfix.analysis import FileIndex
+from gradfix.analysis import iteration as IT
+
+from .checks import Ctx, Outcome, Untestable, fmt_exc, rel_diff, seeded
+
+EPOCHS, BATCHES = 2, 3
+TOL = 1e-9
+UNIT = "training loop (synthetic nn.Linear(4, 2), 2 epochs x 3 batches)"
+SYNTHETIC = (f"Checked on a seeded nn.Linear(4, 2) trained {EPOCHS} epochs x {BATCHES} batches, running the loop's "
+             f"operations as each version orders them: this checks the loop's operations, not the user's model")
+
+RANK = {"forward": 1, "backward": 2, "accumulate": 3, "unscale": 4, "clip": 5, "grad_op": 5, "step": 6,
+        "update": 7, "grad_op_param": 7.5, "sched": 8, "zero_grad": 9}
+
+
+class _Raised(Exception):
+    def __init__(self, where: str, error: BaseException):
+        super().__init__(str(error))
+        self.where, self.error = where, error
+
+
+# --------------------------------------------------------------------------- reading the iteration
+
+
+def _index(src: str) -> FileIndex:
+    return FileIndex(cst.MetadataWrapper(cst.parse_module(src), unsafe_skip_copy=True))
+
+
+def _json(x):
+    return json.loads(json.dumps(x))
+
+
+DEFAULT_SKELETON = {
+    "batch": [{"op": "zero_grad", "target": "opt", "set_to_none": None}, {"op": "forward"},
+              {"op": "backward", "scaled": False}, {"op": "step", "scaled": False}],
+    "epoch_start": [], "epoch_end": [], "epoch_loop": True, "loop": True, "default": True,
+}
+
+
+def read_skeletons(ctx: Ctx, c: dict) -> tuple[dict, dict, list[str]]:
+    """(original skeleton, rewritten skeleton, notes) from the two sources."""
+    notes: list[str] = []
+    try:
+        idx_old = _index(ctx.req.original)
+    except Exception as e:  # noqa: BLE001
+        raise Untestable(f"the original file cannot be read for the train-loop check: {fmt_exc(e)}")
+    try:
+        idx_new = _index(ctx.req.rewritten)
+    except Exception as e:  # noqa: BLE001
+        raise _Raised("new", e)
+    loop = c.get("loop")
+    if loop:
+        it_old = IT.locate(idx_old, loop["scope"], int(loop["ordinal"]))
+        if it_old is None:
+            raise Untestable(f"no training loop #{loop['ordinal']} in {loop['scope']} of the original")
+        old = _json(IT.skeleton(it_old))
+        if c.get("skeleton") is not None and old != c["skeleton"]:
+            raise Untestable("the original's training iteration reads differently from what the rule saw")
+        it_new = IT.locate(idx_new, loop["scope"], int(loop["ordinal"]))
+        if it_new is None:
+            raise _Raised("new", RuntimeError(f"the rewrite has no training loop #{loop['ordinal']} in {loop['scope']}"))
+        new = _json(IT.skeleton(it_new))
+    else:
+        old = copy.deepcopy(DEFAULT_SKELETON)
+        new = copy.deepcopy(DEFAULT_SKELETON)
+        notes.append("the file has no training loop the check can read: the canonical loop zero_grad -> forward -> "
+                     "backward -> step stands in for it")
+    stmt = c.get("statement")
+    if stmt:
+        line = int(stmt["line"])
+        for tag, idx, sk in (("old", idx_old, old), ("new", idx_new, new)):
+            found = IT.statement_at(idx, line)
+            if found is None:
+                if tag == "old":
+                    raise Untestable(f"no statement at line {line} of the original")
+                raise _Raised("new", RuntimeError(f"no statement at line {line} of the rewrite"))
+            _line, small = found
+            if stmt["mode"] == "grad_op":
+                op = IT.grad_op_of(small)
+                if op is None:
+                    if tag == "old":
+                        raise Untestable(f"line {line} of the original is not a gradient or parameter op")
+                    raise _Raised("new", RuntimeError(f"line {line} of the rewrite is not a gradient or parameter op"))
+                _place_op(sk, dict(op=("grad_op"), **_json(_jsonable_op(op))), stmt.get("helper"), notes if tag == "old" else [])
+            elif stmt["mode"] == "freeze":
+                fr = _freeze_of(small)
+                if fr is None:
+                    if tag == "old":
+                        raise Untestable(f"line {line} of the original does not set an attribute to a literal")
+                    raise _Raised("new", RuntimeError(f"line {line} of the rewrite does not set an attribute to a literal"))
+                sk["freeze"] = fr
+    return old, new, notes
+
+
+def _jsonable_op(op: dict) -> dict:
+    out = dict(op)
+    out["args"] = IT._jsonable(out["args"]) if out.get("args") is not None else None
+    if out.get("kwargs") is not None:
+        out["kwargs"] = {k: IT._jsonable(v) for k, v in out["kwargs"].items()}
+    return out
+
+
+def _place_op(sk: dict, ev: dict, helper: str | None, notes: list[str]) -> None:
+    batch = sk["batch"]
+    if helper:
+        hits = [i for i, e in enumerate(batch) if e["op"] == "helper" and (e.get("code") or "") == helper]
+        if hits:
+            for i in reversed(hits):
+                batch[i] = dict(ev, cond=batch[i].get("cond")) if batch[i].get("cond") else dict(ev)
+            notes.append(f"the statement runs inside `{helper}`, rendered where the loop calls it")
+            return
+    steps = [i for i, e in enumerate(batch) if e["op"] == "step"]
+    if not steps:
+        raise Untestable("the loop has no optimizer step to place the statement around")
+    if ev.get("target") == "grad":
+        batch.insert(steps[0], ev)
+        notes.append("the gradient op is rendered between backward and the optimizer step, where it acts")
+    else:
+        at = steps[-1] + 1
+        while at < len(batch) and batch[at]["op"] == "update":
+            at += 1
+        batch.insert(at, ev)
+        notes.append("the parameter op is rendered right after the optimizer step")
+
+
+def _freeze_of(small) -> dict | None:
+    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Attribute):
+        ok, v = IT.literal_value(small.value)
+        if ok and isinstance(v, bool):
+            return {"attr": small.targets[0].target.attr.value, "value": v}
+    return None
+
+
+# --------------------------------------------------------------------------- canonical order
+
+
+def canonical(sk: dict, sched_kind: str | None, scaler_on: bool) -> dict:
+    """The original's operations in the correct order (see the module docstring)."""
+    batch = [dict(e) for e in sk["batch"] if e["op"] not in ("helper", "opaque")]
+    start = [dict(e) for e in sk.get("epoch_start", [])]
+    end = [dict(e) for e in sk.get("epoch_end", [])]
+    scheds = [e for e in batch + start + end if e["op"] == "sched"]
+    if sched_kind == "epoch" and scheds:
+        batch = [e for e in batch if e["op"] != "sched"]
+        start = [e for e in start if e["op"] != "sched"]
+        end = [e for e in end if e["op"] != "sched"] + [{"op": "sched", "args": False}]
+    else:
+        end = end + [e for e in start if e["op"] == "sched"]
+        start = [e for e in start if e["op"] != "sched"]
+    for e in batch:
+        if e["op"] == "accumulate":
+            e["how"] = "item"
+        if e["op"] == "grad_op":
+            e["inplace"] = True
+    scaled = any(e["op"] == "backward" and e.get("scaled") for e in batch)
+    clips = [e for e in batch if e["op"] == "clip"]
+    if scaler_on and scaled and clips and not any(e["op"] == "unscale" for e in batch):
+        unscale = {"op": "unscale"}
+        if clips[0].get("cond"):
+            unscale["cond"] = clips[0]["cond"]
+        batch.append(unscale)
+
+    def rank(e):
+        if e["op"] == "grad_op" and e.get("target") == "param":
+            return RANK["grad_op_param"]
+        return RANK.get(e["op"], 5)
+
+    batch = [e for _, e in sorted(enumerate(batch), key=lambda p: (rank(p[1]), p[0]))]
+    out = dict(sk, batch=batch, epoch_start=start, epoch_end=end)
+    if "freeze" in sk:
+        out["freeze"] = dict(sk["freeze"], attr="requires_grad")
+    return out
+
+
+def describe(sk: dict) -> str:
+    names = {"zero_grad": "zero_grad", "forward": "forward", "backward": "backward", "unscale": "unscale_",
+             "clip": "clip", "step": "step", "update": "update", "sched": "scheduler", "accumulate": "accumulate",
+             "grad_op": "grad op"}
+    parts = [names.get(e["op"], e["op"]) for e in sk.get("epoch_start", [])]
+    inner = [names.get(e["op"], e["op"]) + (" (if)" if e.get("cond") else "") for e in sk["batch"]
+             if e["op"] not in ("helper", "opaque")]
+    text = " -> ".join(inner)
+    if sk.get("epoch_start"):
+        text = " -> ".join(parts) + " | per batch: " + text
+    if sk.get("epoch_end"):
+        text += " | per epoch: " + " -> ".join(names.get(e["op"], e["op"]) for e in sk["epoch_end"])
+    if sk.get("freeze"):
+        fr = sk["freeze"]
+        text = f"`{fr['attr']} = {fr['value']}` on the weight before training; " + text
+    return text
+
+
+# --------------------------------------------------------------------------- building the run
+
+
+def _unjson(v):
+    if isinstance(v, dict) and set(v) == {"float"}:
+        return float(v["float"])
+    if isinstance(v, list):
+        return [_unjson(x) for x in v]
+    return v
+
+
+def _ctor_class(ctor: str | None, prefix: str):
+    if not ctor or not ctor.startswith(prefix):
+        return None
+    obj = torch
+    for part in ctor.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return None
+    return obj if isinstance(obj, type) else None
+
+
+_SAFE_BUILTINS = {"min": min, "max": max, "float": float, "int": int, "abs": abs, "pow": pow, "round": round,
+                  "len": len, "range": range}
+
+
+def _eval_src(src: str | None, env: dict):
+    """Evaluate an argument's source against the file's module-level literal constants only."""
+    if not src:
+        return False, None
+    try:
+        code = compile(src, "<arg>", "eval")
+        scope = {k: _unjson(x) for k, x in env.items()}
+        scope.update({"__builtins__": _SAFE_BUILTINS, "math": math})
+        v = eval(code, scope)
+    except Exception:  # noqa: BLE001
+        return False, None
+    if isinstance(v, (bool, int, float, list, tuple)) or callable(v):
+        return True, v
+    return False, None
+
+
+def _literal_args(spec: dict, notes: list[str], what: str) -> tuple[list, dict]:
+    args = []
+    srcs = spec.get("args_src") or []
+    env = spec.get("env") or {}
+    for i, a in enumerate(spec.get("args") or []):
+        if a is None:
+            ok, v = _eval_src(srcs[i] if i < len(srcs) else None, env)
+            if ok:
+                args.append(v)
+                continue
+            rest = srcs[i:] if i < len(srcs) else []
+            notes.append(f"{what}: `{', '.join(rest)}` is not a literal, left at its default")
+            break
+        args.append(_unjson(a))
+    kwargs = {}
+    srcmap = (spec.get("kwargs") or {}).get("__src__", {})
+    for k, v in (spec.get("kwargs") or {}).items():
+        if k == "__src__" or k in ("fused", "foreach", "capturable", "differentiable", "verbose"):
+            continue
+        if v is None:
+            ok, v = _eval_src(srcmap.get(k), env)
+            if ok:
+                kwargs[k] = v
+                continue
+            notes.append(f"{what}: {k}=`{srcmap.get(k, '?')}` is not a literal, left at its default")
+            continue
+        kwargs[k] = _unjson(v)
+    return args, kwargs
+
+
+def build_optimizer(spec: dict | None, params, notes: list[str]):
+    cls = _ctor_class(spec.get("ctor") if spec else None, "torch.optim.")
+    if cls is None or not issubclass(cls, torch.optim.Optimizer):
+        why = "is not constructed in the file" if not spec or not spec.get("ctor") else f"is {spec['ctor']}"
+        notes.append(f"the optimizer {why}: SGD(lr=0.1) stands in for it")
+        return torch.optim.SGD(params, lr=0.1), "SGD(lr=0.1)"
+    args, kwargs = _literal_args(spec, notes, cls.__name__)
+    try:
+        opt = cls(params, *args, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"{cls.__name__}(...) cannot be built here ({fmt_exc(e)}): SGD(lr=0.1) stands in for it")
+        return torch.optim.SGD(params, lr=0.1), "SGD(lr=0.1)"
+    shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
+    return opt, f"{cls.__name__}({shown})"
+
+
+_PERIODS = {  # scheduler -> {argument: value that fits 2 epochs x 3 batches}
+    "StepLR": {"step_size": 1}, "MultiStepLR": {"milestones": [1]}, "CosineAnnealingLR": {"T_max": 2},
+    "CosineAnnealingWarmRestarts": {"T_0": 2}, "LinearLR": {"total_iters": 3}, "ConstantLR": {"total_iters": 2},
+    "PolynomialLR": {"total_iters": 4},
+}
+_POS = {  # positional argument names after the optimizer
+    "StepLR": ["step_size", "gamma"], "MultiStepLR": ["milestones", "gamma"], "ExponentialLR": ["gamma"],
+    "CosineAnnealingLR": ["T_max", "eta_min"], "CosineAnnealingWarmRestarts": ["T_0", "T_mult", "eta_min"],
+    "OneCycleLR": ["max_lr", "total_steps", "epochs", "steps_per_epoch"], "CyclicLR": ["base_lr", "max_lr"],
+    "LinearLR": ["start_factor", "end_factor", "total_iters"], "ConstantLR": ["factor", "total_iters"],
+    "PolynomialLR": ["total_iters", "power"], "LambdaLR": ["lr_lambda"], "MultiplicativeLR": ["lr_lambda"],
+}
+
+
+def _safe_lambda(src: str | None, env: dict):
+    ok, f = _eval_src(src, env)
+    if not ok or not callable(f):
+        return None
+    try:
+        float(f(0))
+        float(f(1))
+    except Exception:  # noqa: BLE001
+        return None
+    return f
+
+
+def build_scheduler(spec: dict | None, opt, notes: list[str]):
+    """(scheduler or None, description)."""
+    if spec is None:
+        return None, "no scheduler"
+    ctor = spec.get("ctor")
+    cls = _ctor_class(ctor, "torch.optim.lr_scheduler.")
+    short = cls.__name__ if cls is not None else (ctor or "").rsplit(".", 1)[-1]
+    name = spec.get("name") or "scheduler"
+    if short == "ReduceLROnPlateau":
+        raise Untestable("ReduceLROnPlateau steps on a metric; the check does not render it")
+    if cls is None or short in ("SequentialLR", "ChainedScheduler", "LRScheduler", "_LRScheduler"):
+        if ctor and (ctor.startswith("transformers.") or "schedule" in short):
+            notes.append(f"`{name}` is {short}: a linear warm-up/decay LambdaLR stands in for it")
+            return torch.optim.lr_scheduler.LambdaLR(
+                opt, lambda s: min(1.0, (s + 1) / 2) * max(0.0, (EPOCHS * BATCHES + 1 - s) / (EPOCHS * BATCHES + 1))
+            ), "linear warm-up/decay (stand-in)"
+        why = "is not constructed in the file" if not ctor else f"is {short}"
+        notes.append(f"the scheduler `{name}` {why}: StepLR(step_size=1, gamma=0.5) stands in for it")
+        return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5), "StepLR(step_size=1, gamma=0.5)"
+    pos_names = _POS.get(short, [])
+    given: dict = {}
+    args = spec.get("args") or []
+    srcs = spec.get("args_src") or []
+    for i, a in enumerate(args):
+        if i < len(pos_names):
+            given[pos_names[i]] = (_unjson(a), srcs[i] if i < len(srcs) else None)
+    srcmap = (spec.get("kwargs") or {}).get("__src__", {})
+    for k, v in (spec.get("kwargs") or {}).items():
+        if k != "__src__":
+            given[k] = (_unjson(v), srcmap.get(k))
+    kwargs: dict = {}
+    changed = []
+    env = spec.get("env") or {}
+    overridden = {"OneCycleLR": ("total_steps", "epochs", "steps_per_epoch", "cycle_momentum"),
+                  "CyclicLR": ("step_size_up", "step_size_down", "cycle_momentum")}.get(short, ())
+    for k, (v, src) in given.items():
+        if k in ("verbose", "last_epoch") or k in overridden:
+            continue
+        if k in _PERIODS.get(short, {}):
+            kwargs[k] = _PERIODS[short][k]
+            changed.append(f"{k}={src if v is None else repr(v)} -> {kwargs[k]!r}")
+            continue
+        if k == "lr_lambda":
+            f = _safe_lambda(src, env)
+            if f is None:
+                f = lambda s: 0.5 ** s  # noqa: E731
+                notes.append(f"lr_lambda `{src}` cannot be evaluated alone: `lambda s: 0.5 ** s` stands in for it")
+            kwargs[k] = f
+            continue
+        if v is None:
+            ok, v = _eval_src(src, env)
+            if not ok:
+                notes.append(f"{short}: {k}=`{src}` is not a literal, left at its default")
+                continue
+        kwargs[k] = v
+    for k, v in _PERIODS.get(short, {}).items():
+        if k not in kwargs:
+            kwargs[k] = v
+            changed.append(f"{k}={v!r}")
+    if short == "OneCycleLR":
+        for k in ("epochs", "steps_per_epoch"):
+            kwargs.pop(k, None)
+        kwargs["total_steps"] = EPOCHS * BATCHES + 1
+        kwargs.setdefault("max_lr", 0.1)
+        kwargs["cycle_momentum"] = False
+        changed.append(f"total_steps={EPOCHS * BATCHES + 1}")
+    if short == "CyclicLR":
+        kwargs.setdefault("base_lr", 0.01)
+        kwargs.setdefault("max_lr", 0.1)
+        kwargs["step_size_up"] = 2
+        kwargs["cycle_momentum"] = False
+        changed.append("step_size_up=2")
+    if short == "ExponentialLR":
+        kwargs.setdefault("gamma", 0.5)
+    if short in ("LambdaLR", "MultiplicativeLR") and "lr_lambda" not in kwargs:
+        kwargs["lr_lambda"] = lambda s: 0.5 ** s  # noqa: E731
+    try:
+        sched = cls(opt, **kwargs)
+    except Exception as e:  # noqa: BLE001
+        notes.append(f"{short}(...) cannot be built here ({fmt_exc(e)}): StepLR(step_size=1, gamma=0.5) stands in")
+        return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5), "StepLR(step_size=1, gamma=0.5)"
+    desc = short
+    if changed:
+        desc += f" with {', '.join(changed)} so that the schedule shows within {EPOCHS * BATCHES} steps"
+    return sched, desc
+
+
+# --------------------------------------------------------------------------- running
+
+
+class Trace:
+    def __init__(self):
+        self.steps: list[dict] = []
+        self.totals: list[float] = []   # per epoch, per accumulation statement
+        self.graphs: list[bool] = []    # whether that total held the autograd graph
+
+
+def _data():
+    g = torch.Generator().manual_seed(1234)
+    xs = [[torch.randn(8, 4, generator=g, dtype=torch.float64) for _ in range(BATCHES)] for _ in range(EPOCHS)]
+    ys = [[torch.randn(8, 2, generator=g, dtype=torch.float64) for _ in range(BATCHES)] for _ in range(EPOCHS)]
+    return xs, ys
+
+
+def _base_model():
+    with seeded(0):
+        return nn.Linear(4, 2).to(torch.float64)
+
+
+def _cond_true(cond, bi: int, notes: list[str]) -> bool:
+    if not cond:
+        return True
+    if "all" in cond:
+        return all(_cond_true(c, bi, notes) for c in cond["all"])
+    if "every" in cond:
+        k = cond.get("every")
+        if not k:
+            k = 2
+            note = f"`{cond.get('every_src')}` in the accumulation condition is not a literal: 2 stands in for it"
+            if note not in notes:
+                notes.append(note)
+        return (bi + int(cond.get("offset") or 0)) % int(k) == 0
+    note = f"the condition `{cond.get('opaque')}` is taken as true"
+    if note not in notes:
+        notes.append(note)
+    return True
+
+
+class Setup:
+    def __init__(self, c: dict, sk_old: dict):
+        self.c = c
+        self.xs, self.ys = _data()
+        self.base = _base_model()
+        self.notes: list[str] = []
+        self.loss_scale = 1.0
+        self.scaler_desc = ""
+        scaler = c.get("scaler")
+        self.scaler_on = bool(scaler) and scaler.get("enabled") is not False
+        if scaler and scaler.get("enabled") is None:
+            why = "enabled= is not a literal" if scaler.get("built") else "GradScaler is not constructed in the file"
+            self.notes.append(f"`{scaler.get('name')}`: {why}, so the scaler is rendered enabled")
+        self._pick_loss_scale(sk_old)
+
+    def _pick_loss_scale(self, sk: dict) -> None:
+        clips = [e for e in sk["batch"] if e["op"] == "clip"]
+        for e in sk["batch"]:
+            # a gradient clamp binds like a value clip
+            if e["op"] == "grad_op" and e.get("target") == "grad" and e.get("method") in ("clamp", "clip"):
+                try:
+                    args = e["args"] if e.get("args") is not None else self.op_args(e)[0]
+                except Untestable:
+                    continue
+                bounds = [abs(float(_unjson(a))) for a in args if isinstance(_unjson(a), (int, float))]
+                bounds = [b for b in bounds if b > 0 and not math.isinf(b)]
+                if bounds:
+                    clips.append({"op": "clip", "fn": "value", "value": max(bounds)})
+        if not clips:
+            return
+        m = copy.deepcopy(self.base)
+        loss = ((m(self.xs[0][0]) - self.ys[0][0]) ** 2).mean()
+        loss.backward()
+        g_norm = float(torch.sqrt(sum((p.grad ** 2).sum() for p in m.parameters())))
+        g_max = max(float(p.grad.abs().max()) for p in m.parameters())
+        scale = 1.0
+        for e in clips:
+            v = self.clip_value(e)
+            if v is None or math.isinf(v):
+                continue
+            ref = g_norm if e["fn"] == "norm" else g_max
+            if ref > 0:
+                scale = max(scale, 10.0 * v / ref)
+        if scale > 1.0:
+            self.loss_scale = float(f"{scale:.3g}")
+            self.notes.append(f"the synthetic loss is scaled x{self.loss_scale:g} so that the clipping binds")
+
+    def clip_value(self, e: dict):
+        v = e.get("value")
+        if isinstance(v, dict):
+            v = _unjson(v)
+        if v is None:
+            ok, v = _eval_src(e.get("value_src"), self.c.get("env") or {})
+            if ok and isinstance(v, (int, float)):
+                return float(v)
+            note = f"the clip threshold `{e.get('value_src')}` is not a literal: 0.05 stands in for it"
+            if note not in self.notes:
+                self.notes.append(note)
+            return 0.05
+        return float(v)
+
+    def run(self, sk: dict, tag: str, notes: list[str]) -> Trace:
+        model = copy.deepcopy(self.base)
+        params = list(model.parameters())
+        fr = sk.get("freeze")
+        if fr:
+            setattr(model.weight, fr["attr"], fr["value"])
+            note = (f"the line's attribute write is applied to the synthetic model's weight before training "
+                    f"(`{fr['attr']} = {fr['value']}` in this version)")
+            if tag == "old" and note not in notes:
+                notes.append(note)
+        opt, self.opt_desc = build_optimizer(self.c.get("optimizer"), params, notes)
+        spec = self.c.get("scheduler")
+        uses_sched = any(e["op"] == "sched" for e in sk["batch"] + sk.get("epoch_start", []) + sk.get("epoch_end", []))
+        sched, self.sched_desc = build_scheduler(spec if spec else ({} if uses_sched else None), opt, notes) \
+            if (spec or uses_sched) else (None, "no scheduler")
+        scaler = torch.amp.GradScaler("cpu", enabled=self.scaler_on) if self._uses_scaler(sk) else None
+        if scaler is not None:
+            self.scaler_desc = f"GradScaler('cpu', enabled={self.scaler_on})"
+        trace = Trace()
+        state = {"loss": None, "totals": {}}
+        acc_ids = {id(e): i for i, e in enumerate(x for x in sk["batch"] if x["op"] == "accumulate")}
+
+        def do(e: dict, bi: int, ep: int) -> None:
+            op = e["op"]
+            if op == "zero_grad":
+                stn = e.get("set_to_none")
+                stn = True if stn is None else bool(stn)
+                if e.get("target") == "none":
+                    for p in params:
+                        p.grad = None
+                elif e.get("target") == "model":
+                    model.zero_grad(set_to_none=stn)
+                else:
+                    opt.zero_grad(set_to_none=stn)
+            elif op == "forward":
+                if state["loss"] is None:
+                    x, y = self.xs[ep][bi], self.ys[ep][bi]
+                    state["loss"] = self.loss_scale * ((model(x) - y) ** 2).mean()
+            elif op == "backward":
+                if state["loss"] is None:
+                    do({"op": "forward"}, bi, ep)
+                    note = "no model call is visible in the iteration: the forward pass is rendered right before backward"
+                    if note not in notes:
+                        notes.append(note)
+                if e.get("scaled") and scaler is not None:
+                    scaler.scale(state["loss"]).backward()
+                else:
+                    state["loss"].backward()
+            elif op == "unscale":
+                if scaler is not None:
+                    scaler.unscale_(opt)
+                    state["unscaled"] = True
+            elif op == "clip":
+                v = self.clip_value(e)
+                if e["fn"] == "norm":
+                    nt = e.get("norm_type") or 2.0
+                    torch.nn.utils.clip_grad_norm_(params, v, norm_type=nt)
+                else:
+                    torch.nn.utils.clip_grad_value_(params, v)
+            elif op == "step":
+                lrs = [float(g["lr"]) for g in opt.param_groups]
+                if e.get("scaled") and scaler is not None:
+                    if not state.get("unscaled"):
+                        scaler.unscale_(opt)  # what scaler.step() does first; done here to record what it sees
+                        state["unscaled"] = True
+                grads = [None if p.grad is None else p.grad.detach().clone() for p in params]
+                before = [p.detach().clone() for p in params]
+                if e.get("scaled") and scaler is not None:
+                    scaler.step(opt)
+                else:
+                    opt.step()
+                trace.steps.append({"lr": lrs, "grads": grads, "before": before,
+                                    "params": [p.detach().clone() for p in params]})
+            elif op == "update":
+                if scaler is not None:
+                    scaler.update()
+                    state["unscaled"] = False
+            elif op == "sched":
+                if sched is not None:
+                    sched.step()
+            elif op == "accumulate":
+                loss = state["loss"]
+                if loss is None:
+                    return
+                how = e.get("how")
+                key = acc_ids.get(id(e), -1)
+                total = state["totals"].get(key, 0.0)
+                if how == "tensor":
+                    total = total + loss
+                elif how == "detach":
+                    total = total + loss.detach()
+                else:
+                    total = total + loss.item()
+                state["totals"][key] = total
+            elif op == "grad_op":
+                args = e.get("args")
+                kwargs = e.get("kwargs") or {}
+                if args is None:
+                    args, kwargs = self.op_args(e)
+                meth = e["method"] + ("_" if e.get("inplace") else "")
+                with torch.no_grad():
+                    for p in params:
+                        t = p.grad if e.get("target") == "grad" else p.data
+                        if t is None:
+                            continue
+                        getattr(t, meth)(*[_unjson(a) for a in args], **{k: _unjson(v) for k, v in kwargs.items()})
+            elif op in ("helper", "opaque"):
+                note = f"`{e.get('code')}(...)` is not rendered (its body is not part of the check)"
+                if note not in notes:
+                    notes.append(note)
+
+        try:
+            for ep in range(EPOCHS):
+                state["totals"] = {}
+                for e in sk.get("epoch_start", []):
+                    do(e, 0, ep)
+                for bi in range(BATCHES):
+                    state["loss"] = None
+                    for e in sk["batch"]:
+                        if _cond_true(e.get("cond"), bi, notes):
+                            do(e, bi, ep)
+                for e in sk.get("epoch_end", []):
+                    do(e, BATCHES - 1, ep)
+                for key in sorted(state["totals"]):
+                    total = state["totals"][key]
+                    graph = torch.is_tensor(total) and total.grad_fn is not None
+                    trace.graphs.append(graph)
+                    trace.totals.append(float(total.detach()) if torch.is_tensor(total) else float(total))
+        except Untestable:
+            raise
+        except Exception as e:  # noqa: BLE001
+            raise _Raised(tag, e)
+        return trace
+
+    def op_args(self, e: dict) -> tuple[list, dict]:
+        """Arguments of a gradient op that are not literals, from the file's constants or the helper's call."""
+        env = self.c.get("env") or {}
+        args, kwargs = [], {}
+        for src in e.get("arg_srcs") or []:
+            ok, v = _eval_src(src, env)
+            if not ok:
+                raise Untestable(f"the gradient op's argument `{src}` is neither a literal nor a module constant")
+            args.append(v)
+        for k, src in (e.get("kw_srcs") or {}).items():
+            ok, v = _eval_src(src, env)
+            if not ok:
+                raise Untestable(f"the gradient op's argument {k}=`{src}` is neither a literal nor a module constant")
+            kwargs[k] = v
+        note = f"the op's arguments `{e.get('args_src')}` evaluate to {', '.join(map(repr, args + list(kwargs.values())))}"
+        if note not in self.notes:
+            self.notes.append(note)
+        return args, kwargs
+
+    def _uses_scaler(self, sk: dict) -> bool:
+        return any(e.get("scaled") or e["op"] in ("unscale", "update") for e in sk["batch"])
+
+
+# --------------------------------------------------------------------------- comparing
+
+
+def first_difference(a: Trace, b: Trace) -> tuple[str, int] | None:
+    """(quantity, step) of the first difference: lr, grads, params, steps or totals."""
+    if len(a.steps) != len(b.steps):
+        return "steps", min(len(a.steps), len(b.steps))
+    for i, (x, y) in enumerate(zip(a.steps, b.steps)):
+        if any(abs(p - q) > 1e-12 * max(abs(p), abs(q), 1e-300) for p, q in zip(x["lr"], y["lr"])):
+            return "lr", i
+        if any(rel_diff(p, q) > TOL for p, q in zip(x["grads"], y["grads"])):
+            return "grads", i
+        if any(rel_diff(p, q) > TOL for p, q in zip(x["params"], y["params"])):
+            return "params", i
+    if len(a.totals) != len(b.totals):
+        return "totals", 0
+    for i, (p, q) in enumerate(zip(a.totals, b.totals)):
+        if abs(p - q) > TOL * max(abs(p), abs(q), 1e-300):
+            return "totals", i
+    return None
+
+
+def _fmt(v: float) -> str:
+    return f"{v:.4g}"
+
+
+def _series(t: Trace, what: str) -> str:
+    if what == "lr":
+        vals = [_fmt(s["lr"][0]) for s in t.steps]
+    elif what == "grads":
+        vals = []
+        for s in t.steps:
+            gs = [g for g in s["grads"] if g is not None]
+            vals.append("None" if not gs else _fmt(float(torch.sqrt(sum((g ** 2).sum() for g in gs)))))
+    elif what in ("params", "steps"):
+        vals = [_fmt(float(torch.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(s["params"], s["before"])))))
+                for s in t.steps]
+    else:
+        vals = [_fmt(v) for v in t.totals]
+    return ", ".join(vals) if vals else "(none)"
+
+
+_WHAT = {"lr": "lr per step", "grads": "gradient norm seen by each step", "params": "update norm per step",
+         "steps": "update norm per step", "totals": "accumulated loss per epoch"}
+
+
+def _contrast(a: Trace, b: Trace, what: str, la: str, lb: str) -> str:
+    text = f"{_WHAT[what]}: {la} {_series(a, what)}; {lb} {_series(b, what)}"
+    if what == "steps":
+        text = f"{la} takes {len(a.steps)} optimizer steps, {lb} {len(b.steps)}; " + text
+    return text
+
+
+def check_train_loop(ctx: Ctx) -> Outcome:
+    ctx.redirect = False  # only the synthetic run executes, on the CPU; no user code runs
+    c = ctx.req.contract
+    try:
+        sk_old, sk_new, notes = read_skeletons(ctx, c)
+    except Untestable as u:
+        return Outcome("untestable", str(u), UNIT)
+    except _Raised as r:
+        return Outcome("failed", f"the rewrite cannot be read: {fmt_exc(r.error)}", UNIT)
+    for tag, sk in (("original", sk_old),):
+        backs = [e for e in sk["batch"] if e["op"] == "backward"]
+        if len(backs) != 1:
+            return Outcome("untestable", f"the {tag}'s iteration has {len(backs)} backward passes; the check renders "
+                           f"one model with one loss", UNIT)
+    steps_old = sum(1 for e in sk_old["batch"] if e["op"] == "step")
+    if steps_old > 1:
+        return Outcome("untestable", f"the iteration steps {steps_old} optimizers (a GAN or multi-task loop); the "
+                       f"check renders one model and one optimizer", UNIT)
+    sched_spec = c.get("scheduler") or {}
+    if sched_spec.get("several"):
+        return Outcome("untestable", f"the loop steps several schedulers ({', '.join(sched_spec['several'])})", UNIT)
+    try:
+        setup = Setup(c, sk_old)
+        canon = canonical(sk_old, sched_spec.get("kind"), setup.scaler_on)
+        run_notes: list[str] = []
+        try:
+            t_old = setup.run(sk_old, "old", run_notes)
+        except _Raised as r:
+            return Outcome("untestable", f"the original loop raises {fmt_exc(r.error)} on the synthetic model", UNIT)
+        try:
+            t_new = setup.run(sk_new, "new", [])
+        except _Raised as r:
+            return Outcome("failed", f"the rewritten loop raises {fmt_exc(r.error)} on the synthetic model "
+                           f"({describe(sk_new)})", UNIT)
+        try:
+            t_ref = setup.run(canon, "ref", [])
+        except _Raised as r:
+            return Outcome("untestable", f"the canonical order raises {fmt_exc(r.error)} on the synthetic model", UNIT)
+    except Untestable as u:
+        return Outcome("untestable", str(u), UNIT)
+    notes = notes + setup.notes + run_notes
+    what_ran = f"{setup.opt_desc}" + (f", {setup.sched_desc}" if setup.sched_desc != "no scheduler" else "") \
+        + (f", {setup.scaler_desc}" if setup.scaler_desc else "")
+    tail = f" {SYNTHETIC} ({what_ran}" + ("; " + "; ".join(notes) if notes else "") + ")."
+    d_on = first_difference(t_old, t_new)
+    if d_on is None:
+        extra = ""
+        if any(e["op"] == "accumulate" for e in sk_old["batch"]):
+            extra = f"; the accumulated loss per epoch is the same number ({_series(t_old, 'totals')})"
+            freed = sum(1 for a, b in zip(t_old.graphs, t_new.graphs) if a and not b)
+            if freed:
+                extra += " and the rewritten total no longer holds the autograd graph"
+        return Outcome("equivalent", f"every optimizer step sees the same learning rates, gradients and parameters in "
+                       f"both versions ({len(t_old.steps)} steps){extra}." + tail, UNIT)
+    d_nr = first_difference(t_new, t_ref)
+    if d_nr is not None:
+        what, i = d_nr
+        return Outcome("failed", f"the rewrite differs from the canonical order ({describe(canon)}) at step {i + 1}: "
+                       + _contrast(t_new, t_ref, what, "rewrite", "canonical") + "." + tail, UNIT)
+    what, i = d_on
+    return Outcome("expected-change", _contrast(t_old, t_new, what, "original", "rewrite")
+                   + f" (from step {i + 1}); the rewrite follows the canonical order ({describe(canon)})." + tail, UNIT)
+
+
+CHECKS = {"train-loop": check_train_loop}
