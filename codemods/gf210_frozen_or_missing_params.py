@@ -101,7 +101,7 @@ class FrozenOrMissingParams(Rule):
             for b in flow.bindings:
                 if b.kind is Kind.OPTIMIZER and isinstance(b.value, cst.Call) and b.value.args:
                     all_opts.append((flow, b))
-        file_text = index.module.code
+        file_text = index.text
         unfreezes = bool(re.search(r"requires_grad\s*=\s*True|requires_grad_\(\s*(True)?\s*\)", file_text))
         for flow, b in all_opts:
             params = b.value.args[0].value
@@ -138,7 +138,7 @@ class FrozenOrMissingParams(Rule):
                     if d and (d.startswith(term + ".") or term.startswith(d)):
                         return None
         st, what = freezes[-1]
-        line = ctx.span(st.line).line if st.line in ctx.index.positions else None
+        line = ctx.span(st.line).line
         message = (f"`{b.name}` is built from `{term}.parameters()`, but every one of them was frozen (`{what}`"
                    f"{f' at line {line}' if line else ''}) and nothing unfreezes them: no parameter gets a gradient, "
                    f"so grad_norm is 0 and nothing trains")
@@ -156,7 +156,7 @@ class FrozenOrMissingParams(Rule):
         subs = index.submodules.get(cls, {})
         covered = {t.split(".")[1] for t in terms}
         forward_text = _forward_text(index, cls)
-        file_text = index.module.code
+        file_text = index.text
         for attr, ctor in subs.items():
             if attr in covered or not _has_params(index, ctor, cls, attr):
                 continue

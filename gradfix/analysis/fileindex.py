@@ -36,6 +36,11 @@ class FileIndex:
         self._statement_positions: dict[int, tuple] = {}
 
     @cached_property
+    def text(self) -> str:
+        """The file's source text (generated only when the engine did not pass it)."""
+        return self.source if self.source is not None else self.module.code
+
+    @cached_property
     def positions(self):
         """Every node's position (a code generation of the whole file with position tracking)."""
         return self.wrapper.resolve(PositionProvider)

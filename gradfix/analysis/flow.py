@@ -125,7 +125,7 @@ class Flow:
             if other.shares_storage(b):
                 if other.saved_output and other.step <= step:
                     reasons.append(f"`{_short(self.index, other.value)}` saved its output")
-                reasons.extend(r for i, r in other.saved_at if i <= step)
+                reasons.extend(str(r) for i, r in other.saved_at if i <= step)
         return reasons
 
     def live_aliases(self, b: Binding, step: int) -> list[str]:
@@ -138,7 +138,7 @@ class Flow:
                 found.append(f"`{other.name}`")
             for i, where in other.escapes:
                 if i < step:
-                    found.append(where)
+                    found.append(str(where))
         return found
 
     def reads_after(self, b: Binding, step: int) -> bool:
@@ -290,7 +290,7 @@ class Flow:
             self._expr(target.value, st)
             root = self.alias_root(value)
             if root is not None:
-                root[0].escapes.append((st.index, f"the attribute `{self.index.code(target)}`"))
+                root[0].escapes.append((st.index, _Why(self.index, target, "the attribute `{}`")))
             holder = None
             name = dotted(target)
             if name is not None:
@@ -303,7 +303,7 @@ class Flow:
             self._expr(target, st)
             root = self.alias_root(value)
             if root is not None:
-                root[0].escapes.append((st.index, f"the container `{self.index.code(target.value)}`"))
+                root[0].escapes.append((st.index, _Why(self.index, target.value, "the container `{}`")))
             self._note_detach(value, st, None, "container")
             base = self.alias_root(target.value)
             if base is not None and base[0].kind in TENSORISH:
@@ -376,7 +376,6 @@ class Flow:
 
     def _call_effects(self, call: cst.Call, st: Step) -> None:
         func = call.func
-        code = _short(self.index, call)
         if isinstance(func, cst.Attribute):
             meth = func.attr.value
             recv_kind = self.classify(func.value)[0]
@@ -392,26 +391,26 @@ class Flow:
                     self.inplace.append((st, call, b, func.value))
                 if recv_kind in TENSORISH:
                     if meth in torchapi.INPUT_SAVING_METHODS:
-                        self._save(func.value, st, f"`{code}` saved it")
+                        self._save(func.value, st, _Why(self.index, call, "`{}` saved it"))
                     elif meth in torchapi.BINARY_SAVING_METHODS and call.args and \
                             self.classify(call.args[0].value)[0] in TENSORISH:
-                        self._save(func.value, st, f"`{code}` saved it")
-                        self._save(call.args[0].value, st, f"`{code}` saved it")
+                        self._save(func.value, st, _Why(self.index, call, "`{}` saved it"))
+                        self._save(call.args[0].value, st, _Why(self.index, call, "`{}` saved it"))
             if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
                 for arg in call.args:
                     root = self.alias_root(arg.value)
                     if root is not None:
-                        root[0].escapes.append((st.index, f"the container `{self.index.code(func.value)}`"))
+                        root[0].escapes.append((st.index, _Why(self.index, func.value, "the container `{}`")))
                     if meth == "append":
                         self._note_detach(arg.value, st, None, "container")
         q = qualname(func, self.index.imports)
         if q in torchapi.INPUT_SAVING_FUNCS:
             for arg in call.args:
                 if arg.keyword is None:
-                    self._save(arg.value, st, f"`{code}` saved it")
+                    self._save(arg.value, st, _Why(self.index, call, "`{}` saved it"))
         ctor = self._module_ctor_of_callee(func)
         if ctor in torchapi.INPUT_SAVING_MODULES and call.args:
-            self._save(call.args[0].value, st, f"`{code}` ({ctor.rsplit('.', 1)[-1]}) saved its input for backward")
+            self._save(call.args[0].value, st, _Why(self.index, call, "`{}` (" + ctor.rsplit('.', 1)[-1] + ") saved its input"))
         # `t.detach().clamp_()` mutates t right away
         if isinstance(func, cst.Attribute) and torchapi.is_inplace_method(func.attr.value):
             inner = _detach_call(func.value)
@@ -424,8 +423,7 @@ class Flow:
         op = node.operator
         lk = self.classify(node.left)[0]
         rk = self.classify(node.right)[0]
-        code = _short(self.index, node)
-        why = f"`{code}` saved it for backward"
+        why = _Why(self.index, node, "`{}` saved it")
         if isinstance(op, cst.Power) and lk in TENSORISH:
             self._save(node.left, st, why)
         elif isinstance(op, cst.MatrixMultiply):
@@ -636,6 +634,18 @@ def _container_elements(value):
     if isinstance(value, cst.Dict):
         return [e.value for e in value.elements if isinstance(e, cst.DictElement)]
     return [e.value for e in value.elements]
+
+
+class _Why:
+    """A reason formatted only when a rule reports it (code generation is not free)."""
+
+    __slots__ = ("index", "node", "template")
+
+    def __init__(self, index, node, template: str):
+        self.index, self.node, self.template = index, node, template
+
+    def __str__(self) -> str:
+        return self.template.format(_short(self.index, self.node))
 
 
 def _short(index, node, limit: int = 60) -> str:

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
+from gradfix.analysis.tree import children
+
 from gradfix.analysis import torchapi
 from gradfix.analysis.flow import Binding, Flow, Kind
 from gradfix.analysis.loops import (
@@ -1003,7 +1005,7 @@ def _walk(node):
     while stack:
         cur = stack.pop()
         yield cur
-        stack.extend(cur.children)
+        stack.extend(children(cur))
 
 
 def _calls_in(node):
@@ -1029,7 +1031,7 @@ def statement_at(index, line: int) -> tuple[cst.SimpleStatementLine, cst.BaseSma
     """The simple statement starting on `line` (1-based)."""
     for node in _walk(index.module):
         if isinstance(node, cst.SimpleStatementLine):
-            pos = index.positions.get(node)
+            pos = index.position(node)
             if pos is not None and pos.start.line == line and node.body:
                 return node, node.body[0]
     return None

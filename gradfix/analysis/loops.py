@@ -104,6 +104,15 @@ def _is_optimizer_step(call: cst.Call, flow: Flow) -> bool:
 
 
 def find_training_loops(flow: Flow) -> list[TrainingLoop]:
+    """The training steps of a scope (computed once per Flow; several rules ask)."""
+    cached = getattr(flow, "_training_loops", None)
+    if cached is None:
+        cached = _find_training_loops(flow)
+        flow._training_loops = cached
+    return list(cached)
+
+
+def _find_training_loops(flow: Flow) -> list[TrainingLoop]:
     loops: list[TrainingLoop] = []
     backward_steps = [st for st in flow.steps if any(
         backward_target(c, flow) is not None
