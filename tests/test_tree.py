@@ -33,6 +33,18 @@ class A(nn.Module):
     def forward(self, x):
         y = (x
              + 1)
+        if y:  # nested
+            y = y * 2; y /= 3  # two on a line
+        elif x:
+            pass
+        else:
+            y = "é" + "x"
+        try:
+            w = 1
+        except ValueError as e:
+            w = 2
+        finally:
+            w = 3
         return y
 if True: z = 1
 '''

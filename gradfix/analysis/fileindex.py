@@ -46,8 +46,28 @@ class FileIndex:
         return self.wrapper.resolve(PositionProvider)
 
     def position(self, node: cst.CSTNode) -> CodeRange:
-        """One node's position, paying only for its top-level statement: libcst's position
-        pass over a 2,000-line file took longer than all the rules together."""
+        """One node's position, paying only for its own line or top-level statement: libcst's
+        position pass over a 2,000-line file took longer than all the rules together."""
+        line = node
+        while line is not None and not isinstance(line, cst.SimpleStatementLine):
+            line = self.parents.get(line)
+        anchor = self._single_lines.get(id(line)) if line is not None and line is not node else None
+        if anchor is not None:
+            # a one-line statement: generate just that line and shift it to its place
+            lineno, col = anchor
+            cached = self._statement_positions.get(id(line))
+            if cached is None:
+                sub = self.module.with_changes(body=[line], header=[], footer=[])
+                table = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider)
+                cached = (table, lineno - len(line.leading_lines) - 1)
+                self._statement_positions[id(line)] = cached
+            table, offset = cached
+            r = table[node]
+            own = len(line.leading_lines) + 1  # the statement's own row in the generated text
+            if r.start.line == own:
+                end_col = r.end.column + col if r.end.line == own else r.end.column
+                return CodeRange(CodePosition(r.start.line + offset, r.start.column + col),
+                                 CodePosition(r.end.line + offset, end_col))
         stmt = node
         while stmt is not None and self.parents.get(stmt) is not self.module:
             stmt = self.parents.get(stmt)
@@ -66,14 +86,61 @@ class FileIndex:
                          CodePosition(r.end.line + offset, r.end.column))
 
     @cached_property
-    def _statement_starts(self) -> dict[int, int] | None:
-        """First line (leading blank and comment lines included) of each top-level statement,
-        from CPython's parser; None when the two parsers' statements do not line up."""
+    def _ast_body(self) -> list | None:
         if self.source is None:
             return None
         try:
-            body = ast.parse(self.source).body
+            return ast.parse(self.source).body
         except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    @cached_property
+    def _single_lines(self) -> dict[int, tuple[int, int]]:
+        """(line, column) of every simple statement line that fits on one physical line,
+        found by walking libcst's and CPython's statement lists side by side."""
+        found: dict[int, tuple[int, int]] = {}
+        body = self._ast_body
+        if body is None:
+            return found
+
+        def pair(cst_body, ast_body) -> None:
+            k = 0
+            for stmt in cst_body:
+                if k >= len(ast_body):
+                    return
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    n = len(stmt.body)
+                    first, last = ast_body[k], ast_body[min(k + n, len(ast_body)) - 1]
+                    if first.lineno == getattr(last, "end_lineno", None):
+                        found[id(stmt)] = (first.lineno, first.col_offset)
+                    k += n
+                    continue
+                a = ast_body[k]
+                k += 1
+                inner = getattr(stmt, "body", None)
+                if isinstance(inner, cst.IndentedBlock) and hasattr(a, "body"):
+                    pair(inner.body, a.body)
+                orelse = getattr(stmt, "orelse", None)
+                if isinstance(orelse, cst.If):
+                    pair([orelse], getattr(a, "orelse", []))
+                elif isinstance(orelse, cst.Else) and isinstance(orelse.body, cst.IndentedBlock):
+                    pair(orelse.body.body, getattr(a, "orelse", []))
+                if isinstance(stmt, cst.Try) and isinstance(a, ast.Try):
+                    for h, ah in zip(stmt.handlers, a.handlers):
+                        if isinstance(h.body, cst.IndentedBlock):
+                            pair(h.body.body, ah.body)
+                    if stmt.finalbody is not None and isinstance(stmt.finalbody.body, cst.IndentedBlock):
+                        pair(stmt.finalbody.body.body, a.finalbody)
+
+        pair(self.module.body, body)
+        return found
+
+    @cached_property
+    def _statement_starts(self) -> dict[int, int] | None:
+        """First line (leading blank and comment lines included) of each top-level statement,
+        from CPython's parser; None when the two parsers' statements do not line up."""
+        body = self._ast_body
+        if body is None:
             return None
         starts: dict[int, int] = {}
         k = 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import inspect
+import operator
 import re
 from contextvars import ContextVar
 from typing import Iterator
@@ -20,39 +21,45 @@ _TABLE: ContextVar[dict[int, list] | None] = ContextVar("gradfix_children", defa
 # class's own `_visit_and_replace_children` visits them (read once from libcst's source).
 # Children are then read straight from the fields; a class whose order cannot be read
 # falls back to libcst's `children`.
-_ORDER: dict[type, tuple[str, ...] | None] = {}
 _VISIT = re.compile(r"visit_\w+\(\s*self\s*,\s*[\"'](\w+)[\"']")
 
 
-def _order(cls: type) -> tuple[str, ...] | None:
-    if cls not in _ORDER:
+def _getter(cls: type):
+    """A function returning the child-holding field values of a `cls` node in source order,
+    or None when the order cannot be read from libcst's source."""
+    if cls not in _GETTERS:
         try:
             names = tuple(dict.fromkeys(_VISIT.findall(inspect.getsource(cls._visit_and_replace_children))))
         except (OSError, TypeError):
             names = ()
-        fields = {f.name for f in dataclasses.fields(cls)}
-        _ORDER[cls] = names if names and set(names) <= fields else None
-        _FIELDS[cls] = tuple(fields)
-    return _ORDER[cls]
+        fields = tuple(f.name for f in dataclasses.fields(cls))
+        _FIELDS[cls] = fields
+        if names and set(names) <= set(fields):
+            get = operator.attrgetter(*names)
+            _GETTERS[cls] = get if len(names) > 1 else (lambda node, _g=get: (_g(node),))
+        else:
+            _GETTERS[cls] = None
+    return _GETTERS[cls]
 
 
+_GETTERS: dict[type, object] = {}
 _FIELDS: dict[type, tuple[str, ...]] = {}
+_NODE = cst.CSTNode
 
 
 def fast_children(node: cst.CSTNode) -> list:
-    order = _order(type(node))
-    if order is None:
+    get = _getter(type(node))
+    if get is None:
         # leaves such as whitespace and comments hold only strings
-        if not any(isinstance(getattr(node, f), (cst.CSTNode, list, tuple)) for f in _FIELDS[type(node)]):
+        if not any(isinstance(getattr(node, f), (_NODE, list, tuple)) for f in _FIELDS[type(node)]):
             return []
         return list(node.children)
     out: list = []
-    for name in order:
-        value = getattr(node, name)
-        if isinstance(value, cst.CSTNode):
+    for value in get(node):
+        if isinstance(value, _NODE):
             out.append(value)
-        elif isinstance(value, (list, tuple)):
-            out.extend(v for v in value if isinstance(v, cst.CSTNode))
+        elif type(value) in (list, tuple):
+            out.extend(value)  # sequences of nodes (libcst keeps no other values in them)
     return out
 
 
