@@ -21,7 +21,7 @@ class Net(nn.Module):
 
 net = Net().cuda()
 opt = torch.optim.AdamW(net.parameters(), lr=1e-3)
-scaler = torch.cuda.amp.GradScaler()
+scaler = torch.amp.GradScaler("cuda")
 
 
 def l2_sp_regularizer(m: nn.Linear, tau=1e-4):
@@ -33,7 +33,7 @@ for step in range(200):
     x = torch.randn(64, 3, 224, 224, device="cuda")
     y = (torch.rand(64, device="cuda") > 0.5).float()
     opt.zero_grad(set_to_none=True)
-    with torch.cuda.amp.autocast(True):
+    with torch.autocast("cuda", enabled=True):
         logits = net(x)
         base = F.binary_cross_entropy_with_logits(logits, y)
         reg  = l2_sp_regularizer(net.fc, 1e-4)

@@ -1,0 +1,270 @@
+"""GF304 unregistered-submodules: modules in a plain list/dict/tuple, or a requires_grad tensor, kept as attributes."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.names import qualname
+from gradfix.analysis.params import (
+    FACTORIES, copy_chain, is_module_ctor_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
+)
+from gradfix.analysis.tree import walk
+from gradfix.model import Edit, Safety
+from gradfix.rule import Rule, RuleDocs
+
+# calls that register what they are given (the attribute is then a second, harmless reference)
+_REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_parameter", "register_buffer"})
+
+
+def _self_attr(expr) -> str | None:
+    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+        return expr.attr.value
+    return None
+
+
+class UnregisteredSubmodules(Rule):
+    id = "GF304"
+    name = "unregistered-submodules"
+    summary = "Modules kept in a plain list/dict/tuple attribute, or a requires_grad tensor kept as an attribute"
+    docs = RuleDocs(
+        what=(
+            "In `__init__` of an `nn.Module` class, finds `self.x = [...]` / `(...)` / `{...}` (displays and "
+            "comprehensions) whose elements are all module constructors, `self.x = []` / `{}` later filled with "
+            "`self.x.append(Block())` / `self.x[k] = Block()`, and `self.w = torch.randn(..., requires_grad=True)` "
+            "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Left alone: lists of ints, "
+            "strings or configs, containers of parameter-free modules only (activations, pooling, dropout), "
+            "`nn.ModuleList`/`nn.ModuleDict` already, and a list that is registered another way "
+            "(`nn.Sequential(*self.blocks)`, `nn.ModuleList(self.blocks)`, `add_module`)."
+        ),
+        why=(
+            "`nn.Module.__setattr__` registers only `nn.Module` and `nn.Parameter` values. Modules inside a plain "
+            "container and tensors that merely require grad are invisible to `parameters()`, `state_dict()`, "
+            "`.to(device)`, `.train()`/`.eval()` and DDP: the optimizer never updates them, a checkpoint does not "
+            "save them, and `model.cuda()` leaves them on the CPU (then the forward raises a device mismatch). "
+            "Silent until then (SimonThomine/RememberingNormality #7: plain tensors as memory, fixed in 1d99145)."
+        ),
+        example="self.layers = [nn.Linear(16, 16) for _ in range(3)]\nself.scale = torch.ones(16, requires_grad=True)",
+        fixed_example="self.layers = nn.ModuleList([nn.Linear(16, 16) for _ in range(3)])\n"
+                      "self.scale = nn.Parameter(torch.ones(16))",
+        fix=(
+            "Wraps the container: `nn.ModuleList(...)` for lists, tuples and list comprehensions, "
+            "`nn.ModuleDict(...)` for dicts (string keys), `nn.ModuleList()` / `nn.ModuleDict()` for a container "
+            "filled later; a tensor becomes `nn.Parameter(<tensor without requires_grad>)` (moves kept inside). "
+            "Uses the file's spelling of `torch.nn`; no fix when neither `nn` nor `torch` is imported."
+        ),
+        fix_safety=(
+            "Unsafe by label: `parameters()`, the optimizer's view and `state_dict()` grow (old checkpoints lack the "
+            "new keys; load them with `strict=False`), and `.to()` now moves the attribute. That is the point; "
+            "the verifier decides."
+        ),
+        verification=(
+            "`registers-params`: both versions are built (no-argument constructor or fixture) in float32; the "
+            "rewrite's parameter names, submodules and state_dict keys must be a superset of the original's that "
+            "now includes the attribute's entries, the attribute's values equal the original's, and forward "
+            "outputs and the gradients of the common parameters agree, the new parameters receiving gradients "
+            "(`expected-change`: \"the parameters are now registered: 0 -> 6 parameters under layers\")."
+        ),
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        for cname in sorted(index.module_classes):
+            cls = index.classes[cname]
+            init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+            if init is None:
+                continue
+            yield from self._init(ctx, cls, init)
+
+    # -- the constructor ---------------------------------------------------
+    def _init(self, ctx, cls: cst.ClassDef, init: cst.FunctionDef):
+        index = ctx.index
+        flow = index.flow(init)
+        assigns: dict[str, list] = {}          # attr -> assignment statements in order
+        filled: dict[str, list] = {}           # attr -> module ctors appended / stored later
+        registered: set[str] = set()
+        for st in flow.steps:
+            node = st.node
+            if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                target = node.targets[0].target
+                attr = _self_attr(target)
+                if attr is not None:
+                    assigns.setdefault(attr, []).append(node)
+                elif isinstance(target, cst.Subscript) and _self_attr(target.value) is not None:
+                    ctor = self._module_value(flow, node.value, index)
+                    if ctor is not None:
+                        filled.setdefault(_self_attr(target.value), []).append(ctor)
+            if isinstance(node, cst.AugAssign) and _self_attr(node.target) is not None:
+                for ctor in self._elements(flow, node.value, index) or []:
+                    filled.setdefault(_self_attr(node.target), []).append(ctor)
+        for node in walk(cls):
+            if not isinstance(node, cst.Call):
+                continue
+            func = node.func
+            # self.x.append(Block()) / self.x.extend([...])
+            if isinstance(func, cst.Attribute) and _self_attr(func.value) is not None and \
+                    func.attr.value in ("append", "extend", "insert") and node.args:
+                attr = _self_attr(func.value)
+                value = node.args[-1].value
+                ctors = [self._module_value(flow, value, index)] if func.attr.value != "extend" else \
+                    (self._elements(flow, value, index) or [])
+                filled.setdefault(attr, []).extend(c for c in ctors if c is not None)
+                continue
+            # anything that registers `self.x` another way
+            q = qualname(func, index.imports) or ""
+            registering = (q.startswith("torch.nn.") and not q.startswith(("torch.nn.functional", "torch.nn.init"))) or (
+                isinstance(func, cst.Attribute) and func.attr.value in _REGISTERING_METHODS) or q == "setattr"
+            if registering:
+                for arg in node.args:
+                    for sub in walk(arg.value):
+                        attr = _self_attr(sub)
+                        if attr is not None:
+                            registered.add(attr)
+        for node in walk(cls):
+            if isinstance(node, cst.For):  # `for i, m in enumerate(self.x): self.add_module(str(i), m)`
+                if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and
+                       n.func.attr.value in _REGISTERING_METHODS for n in walk(node.body)):
+                    registered |= {a for a in (_self_attr(n) for n in walk(node.iter)) if a}
+        # state managed by hand: reassigned outside __init__ (reset each episode, meta-learning context
+        # parameters) or differentiated with torch.autograd.grad: a parameter would change its meaning
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt is not init:
+                for node in walk(stmt):
+                    if isinstance(node, (cst.Assign, cst.AugAssign)):
+                        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                        registered |= {a for a in (_self_attr(t) for t in targets) if a}
+        for node in walk(cls):
+            if isinstance(node, cst.Call) and qualname(node.func, index.imports) in (
+                    "torch.autograd.grad", "torch.autograd.functional.jacobian"):
+                registered |= {a for a in (_self_attr(n) for n in walk(node)) if a}
+        for attr, nodes in assigns.items():
+            if attr in registered or len(nodes) != 1:
+                continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
+            finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []))
+            if finding is not None:
+                yield finding
+
+    def _module_value(self, flow, expr, index) -> str | None:
+        ctor = is_module_ctor_call(expr, index)
+        if ctor is not None:
+            return ctor
+        if isinstance(expr, cst.Name):
+            for st in flow.steps:  # a module also kept as `self.attr` is registered there
+                node = st.node
+                if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and \
+                        node.value.value == expr.value and any(_self_attr(t.target) for t in node.targets):
+                    return None
+            for bd in reversed(flow.bindings):
+                if bd.name == expr.value and isinstance(bd.value, cst.BaseExpression):
+                    return is_module_ctor_call(bd.value, index)
+        return None
+
+    def _elements(self, flow, value, index) -> list[str] | None:
+        """Constructors of every element of a container display/comprehension, or None if one is not a module."""
+        if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+            if not value.elements:
+                return None
+            ctors = []
+            for el in value.elements:
+                if isinstance(el, cst.StarredElement):
+                    return None
+                c = is_module_ctor_call(el.value, index)
+                if c is None:
+                    return None
+                ctors.append(c)
+            return ctors
+        if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
+            c = is_module_ctor_call(value.elt, index)
+            return [c] if c is not None else None
+        if isinstance(value, cst.Dict):
+            if not value.elements:
+                return None
+            ctors = []
+            for el in value.elements:
+                if not isinstance(el, cst.DictElement) or not isinstance(el.key, (cst.SimpleString, cst.FormattedString)):
+                    return None
+                c = is_module_ctor_call(el.value, index)
+                if c is None:
+                    return None
+                ctors.append(c)
+            return ctors
+        if isinstance(value, cst.DictComp):
+            c = is_module_ctor_call(value.value, index)
+            return [c] if c is not None else None
+        return None
+
+    def _inspect(self, ctx, cls, attr: str, node: cst.Assign, filled: list[str]):
+        index = ctx.index
+        value = node.value
+        imports = index.imports
+        target = f"self.{attr}"
+        contract = {"kind": "registers-params", "class": cls.name.value, "attrs": [attr]}
+        # modules in a container
+        ctors = self._elements(None, value, index)
+        empty = isinstance(value, (cst.List, cst.Dict)) and not value.elements
+        if ctors is not None or (empty and filled):
+            ctors = ctors if ctors is not None else filled
+            if not any(trains(c) for c in ctors):
+                return None  # parameter-free modules only: nothing to train or save
+            is_dict = isinstance(value, (cst.Dict, cst.DictComp))
+            wrapper = "ModuleDict" if is_dict else "ModuleList"
+            kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
+                    cst.DictComp: "dict comprehension", cst.GeneratorExp: "generator", cst.Set: "set"}[type(value)]
+            how = f"filled later with {_names(ctors)}" if empty else f"of {_names(ctors)}"
+            message = (f"`{target}` is a plain {kind} {how}: modules in a plain container are not registered, so "
+                       f"their parameters are missing from parameters() and state_dict, the optimizer never updates "
+                       f"them and `.to(device)` leaves them behind; use nn.{wrapper}")
+            if isinstance(value, cst.Set):
+                return ctx.finding(node.value, message)
+            func = nn_expr(imports, wrapper)
+            if func is None:
+                return ctx.finding(node.value, message + " (no fix: neither `torch.nn` nor `torch` is imported)")
+            if empty:
+                new = cst.Call(func=func)
+            else:
+                arg = value
+                if isinstance(value, cst.Tuple) and not value.lpar:
+                    arg = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+                new = cst.Call(func=func, args=[cst.Arg(arg)])
+            fix = ctx.fix(f"register them: `nn.{wrapper}(...)`", [Edit(value, new)], Safety.UNSAFE, contract)
+            return ctx.finding(node.value, message, fix)
+        # a tensor that requires grad
+        tensor = self._grad_tensor(value, imports)
+        if tensor is None:
+            return None
+        message = (f"`{target}` is a tensor with requires_grad=True kept as a plain attribute: not a parameter, so "
+                   f"model.parameters() misses it and the optimizer never updates it; state_dict does not save it and "
+                   f"`.to(device)` leaves it behind; use nn.Parameter")
+        func = nn_expr(imports, "Parameter")
+        if func is None:
+            return ctx.finding(value, message + " (no fix: neither `torch.nn` nor `torch` is imported)")
+        new = cst.Call(func=func, args=[cst.Arg(tensor)])
+        fix = ctx.fix("make it a parameter: `nn.Parameter(...)`", [Edit(value, new)], Safety.UNSAFE, contract)
+        return ctx.finding(value, message, fix)
+
+    def _grad_tensor(self, value, imports) -> cst.BaseExpression | None:
+        """The tensor expression without its requires_grad request, when `value` is a factory that asks for it."""
+        chain = copy_chain(value, imports)
+        if chain is not None and chain.kind == "factory":
+            base = chain.base
+            if chain.requires_grad_arg is not None:
+                return swap(chain.outer, {id(base): base.with_changes(args=without_arg(base.args, chain.requires_grad_arg))})
+            return swap(chain.outer, {id(chain.requires_grad_call): base})
+        if isinstance(value, cst.Call) and qualname(value.func, imports) in FACTORIES:
+            rg = kwarg(value, "requires_grad")
+            if rg is not None and is_true(rg.value) and not qualname(value.func, imports).endswith("_like"):
+                return value.with_changes(args=without_arg(value.args, rg))
+            return None
+        if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+                value.func.attr.value == "requires_grad_" and isinstance(value.func.value, cst.Call) and \
+                qualname(value.func.value.func, imports) in FACTORIES and \
+                (not value.args or (len(value.args) == 1 and is_true(value.args[0].value))):
+            return value.func.value
+        return None
+
+
+def _names(ctors: list[str]) -> str:
+    shown = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in ctors))
+    return ", ".join(f"`{s}`" for s in shown[:3]) + (" ..." if len(shown) > 3 else "")
+
+
+RULE = UnregisteredSubmodules

@@ -1,0 +1,88 @@
+"""GF307 graph-break-in-loss: `.detach()` / `.item()` / `.numpy()` / `.tolist()` / `torch.tensor(...)`
+of a prediction on the way to the loss (detect only)."""
+
+from __future__ import annotations
+
+from gradfix.analysis import find_training_loops
+from gradfix.analysis.gradpath import GradPaths, straight_through
+from gradfix.analysis.params import all_calls, last_name
+from gradfix.rule import Rule, RuleDocs
+
+
+class GraphBreakInLoss(Rule):
+    id = "GF307"
+    name = "graph-break-in-loss"
+    summary = "A prediction is cut from autograd (`.detach()`, `.item()`, `torch.tensor(...)`) on its way to the loss"
+    docs = RuleDocs(
+        what=(
+            "In a training step (the statements up to `backward()`), finds `.detach()`, `.item()`, `.numpy()`, "
+            "`.tolist()`, `float(...)`, `torch.tensor(...)`, `torch.as_tensor(...)` and `torch.from_numpy(...)` "
+            "applied to a value computed from a module being trained (one whose `.parameters()` the stepping "
+            "optimizer holds), when the cut value flows into the loss and either the loss keeps no other gradient "
+            "path from the model, or the cut sits in a term added to the loss that then carries no gradient. "
+            "Intentional stop-gradients are left alone: outputs of modules the optimizer does not hold (target "
+            "networks, teachers, EMA copies, the generator in a GAN's discriminator step: `D(fake.detach())`), "
+            "anything under `torch.no_grad()`, straight-through estimators (`x + (y - x).detach()`, "
+            "`y_hard - y_soft.detach() + y_soft`), stop-gradients inside a term that still carries gradient "
+            "(TD targets `mse(q, r + g * q_next.detach())`, SimSiam's `p1 * z2.detach()`), and `.item()` for logging."
+        ),
+        why=(
+            "The cut value is a constant to autograd. When it was the only path, `backward()` raises `element 0 of "
+            "tensors does not require grad and does not have a grad_fn`, or, if the loss was re-wrapped with "
+            "`torch.tensor(..., requires_grad=True)`, runs and leaves every model gradient None: the loss is printed, "
+            "nothing learns. When it was one term, that term silently contributes nothing (a regulariser that does "
+            "nothing)."
+        ),
+        example="out = model(x)\nloss = criterion(out.detach(), y)\nloss.backward()",
+        fixed_example="out = model(x)\nloss = criterion(out, y)\nloss.backward()",
+        fix="Detect only: whether the stop-gradient is intended needs a human; drop the break if it is not.",
+        fix_safety="No fix is offered.",
+        verification="None (detect only).",
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        if not any(last_name(c.func) == "backward" for c in all_calls(index)):
+            return
+        seen: set[int] = set()
+        for scope in index.scopes():
+            flow = index.flow(scope)
+            for tl in find_training_loops(flow):
+                paths = GradPaths(tl)
+                if not paths.trained:
+                    continue
+                loss_carries = paths.carries(tl.loss)
+                dead_terms = [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+                for _stmt, value in paths.loss_values():
+                    for call, inner in paths.breaks_in(value):
+                        if id(call) in seen or straight_through(call, index):
+                            continue
+                        in_dead_term = any(_contains(t, call) for t in dead_terms)
+                        if loss_carries and not in_dead_term:
+                            continue
+                        seen.add(id(call))
+                        yield ctx.finding(call, self._message(ctx, paths, call, inner, loss_carries))
+
+    def _message(self, ctx, paths, call, inner, loss_carries) -> str:
+        what = _short(ctx.code(call))
+        src = ", ".join(f"`{n}`" for n in sorted(paths.trained))
+        if not loss_carries:
+            return (f"`{what}` cuts `{_short(ctx.code(inner))}` from autograd on its way to the loss, and it was the "
+                    f"only path from {src} ({paths.trained_from}): backward() raises \"element 0 of tensors does not "
+                    f"require grad\", or, if the loss is re-wrapped as a new tensor, every gradient of {src} stays None")
+        return (f"`{what}` cuts `{_short(ctx.code(inner))}` from autograd inside a term added to the loss: that term "
+                f"contributes no gradient to {src} ({paths.trained_from}); it only changes the logged loss value")
+
+
+def _contains(tree, node) -> bool:
+    from gradfix.analysis.tree import walk
+
+    return any(n is node for n in walk(tree))
+
+
+def _short(code: str, limit: int = 60) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+RULE = GraphBreakInLoss

@@ -1,0 +1,88 @@
+"""GF308 double-softmax: softmax / log_softmax output fed to `cross_entropy` / `CrossEntropyLoss` (detect only)."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.gradpath import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
+from gradfix.analysis.names import qualname
+from gradfix.analysis.params import all_calls, last_name
+from gradfix.rule import Rule, RuleDocs
+
+
+class DoubleSoftmax(Rule):
+    id = "GF308"
+    name = "double-softmax"
+    summary = "A softmax (or log_softmax) output is passed to cross_entropy, which applies log_softmax itself"
+    docs = RuleDocs(
+        what=(
+            "Finds the input (first argument) of `F.cross_entropy(...)`, `nn.CrossEntropyLoss()(...)` or a "
+            "criterion bound to `nn.CrossEntropyLoss` when it is a softmax or log_softmax output: written inline, "
+            "through a name, from `nn.Softmax`/`nn.LogSoftmax` modules, or from a model whose `forward` returns "
+            "one (a model class of the file, or an `nn.Sequential` ending in `nn.Softmax`). Left alone: "
+            "`nll_loss` after `log_softmax` (correct), softmax probabilities used elsewhere while the loss gets "
+            "the logits, probabilities fed to losses that expect them (`binary_cross_entropy`, `kl_div`), and a "
+            "softmax of soft *targets* (the second argument)."
+        ),
+        why=(
+            "`cross_entropy` computes `log_softmax` of its input. Given probabilities, it applies a second softmax "
+            "to values in [0, 1]: the loss saturates near log(C) and the gradients shrink about 100-fold (measured "
+            "0.0062 vs 0.65), so training plateaus. Given log-probabilities, the result is unchanged "
+            "(log_softmax is idempotent along the same dim) but the code usually meant `nll_loss`, and along a "
+            "different dim it is wrong."
+        ),
+        example="probs = F.softmax(model(x), dim=1)\nloss = F.cross_entropy(probs, y)",
+        fixed_example="logits = model(x)\nloss = F.cross_entropy(logits, y)",
+        fix="Detect only: pass the logits (keep the softmax for whatever uses the probabilities), or use `nll_loss` on log-probabilities.",
+        fix_safety="No fix is offered.",
+        verification="None (detect only).",
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        calls = all_calls(index)
+        if not any(last_name(c.func) in ("cross_entropy", "CrossEntropyLoss") for c in calls):
+            return
+        probs = Probabilities(index)
+        for node in calls:
+            if not _maybe_ce(node, index):
+                continue
+            fn = index.enclosing(node, (cst.FunctionDef,))
+            flow = index.flow(fn if fn is not None else ctx.module)
+            arg = cross_entropy_input(node, index, flow)
+            if arg is None:
+                continue
+            found = probs.of(arg, flow)
+            if found is None:
+                continue
+            kind, where = found
+            yield ctx.finding(arg, self._message(ctx, arg, kind, where))
+
+    def _message(self, ctx, arg, kind, where) -> str:
+        what = _short(ctx.code(arg))
+        src = _short(where)
+        origin = "" if src == what else f" (`{src}`)"
+        if kind == "softmax":
+            return (f"`{what}` is a softmax output{origin} passed to cross_entropy, which applies log_softmax "
+                    f"itself: a second softmax over probabilities saturates the loss near log(C) and shrinks the "
+                    f"gradients about 100-fold; pass the logits")
+        return (f"`{what}` is a log_softmax output{origin} passed to cross_entropy, which applies log_softmax "
+                f"again: redundant along the same dim (the loss is unchanged), wrong along another; use nll_loss on "
+                f"log-probabilities, or pass the logits")
+
+
+def _maybe_ce(call: cst.Call, index) -> bool:
+    func = call.func
+    if isinstance(func, (cst.Name, cst.Call)):
+        return True
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return True
+    return qualname(func, index.imports) in CROSS_ENTROPY_FUNCS
+
+
+def _short(code: str, limit: int = 60) -> str:
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+RULE = DoubleSoftmax

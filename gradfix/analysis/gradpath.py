@@ -1,0 +1,404 @@
+"""Which values of a training step carry gradient from the modules being trained (GF307), and
+which tensors are probabilities or log-probabilities (GF308).
+
+"Trained" modules are those whose `.parameters()` are given to the optimizer that steps after
+this backward (`opt = Adam(model.parameters())`); when that construction is not in view, the
+step's model calls that are not named like a frozen copy (target, teacher, ema, ...). A value
+carries gradient when it is computed from a trained module's call (or a name bound to one)
+through anything but a break: `.detach()`, `.item()`, `.numpy()`, `.tolist()`, `torch.tensor(...)`,
+`float(...)`. So a target network, a teacher or a GAN generator in the discriminator step never
+carries, and their `.detach()` is never a finding.
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.loops import TrainingLoop, is_model_call
+from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.trainstep import loss_expressions, optimizer_name
+from gradfix.analysis.tree import calls_in, children, walk
+
+BREAK_METHODS = frozenset({"detach", "item", "numpy", "tolist"})
+BREAK_FUNCS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "numpy.array", "numpy.asarray",
+                         "float", "int"})
+FROZEN_NAMES = re.compile(r"(target|teacher|ema|momentum|frozen|old|ref|pretrained|prior|fixed)", re.I)
+
+
+def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
+    """The expression a break call cuts from autograd (its receiver or first argument), else None."""
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value in BREAK_METHODS and not call.args:
+        return func.value
+    q = qualname(func, imports)
+    if q in BREAK_FUNCS and call.args and call.args[0].keyword is None:
+        return call.args[0].value
+    return None
+
+
+class GradPaths:
+    """Gradient-carrying names of one training step (up to its backward call)."""
+
+    def __init__(self, tl: TrainingLoop):
+        self.tl = tl
+        self.flow: Flow = tl.flow
+        self.index = self.flow.index
+        self.imports = self.index.imports
+        self.trained, self.trained_from = self._trained()
+        self.preds: set[str] = set()
+        for st in self.flow.steps[: tl.backward.index]:
+            node = st.node
+            if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
+                targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+                carries = not st.no_grad and self.carries(node.value)
+                for t in targets:
+                    for name in _target_names(t):
+                        (self.preds.add if carries else self.preds.discard)(name)
+            elif isinstance(node, cst.AugAssign):
+                for name in _target_names(node.target):
+                    if not st.no_grad and self.carries(node.value):
+                        self.preds.add(name)
+
+    # -- trained modules ---------------------------------------------------
+    def _trained(self) -> tuple[set[str], str]:
+        opt = optimizer_name(self.tl)
+        if opt is not None:
+            found: set[str] = set()
+            for flow in (self.flow, self.index.flow(self.index.module)):
+                for b in flow.bindings:
+                    if b.name == opt and b.kind is Kind.OPTIMIZER and isinstance(b.value, cst.Call):
+                        found |= self._param_owners(flow, b.value)
+            if found:
+                return found, f"the modules `{opt}` optimizes"
+        names: set[str] = set()
+        for st in self.tl.before_backward():
+            if st.no_grad or isinstance(st.node, cst.BaseCompoundStatement):
+                continue
+            for call in calls_in(st.node):
+                if is_model_call(call, self.flow):
+                    name = dotted(call.func)
+                    if name and not FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
+                        names.add(name)
+        return names, "the model called in this step"
+
+    def _param_owners(self, flow: Flow, ctor: cst.Call, depth: int = 0) -> set[str]:
+        out: set[str] = set()
+        for call in calls_in(ctor):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+                name = dotted(call.func.value)
+                if name:
+                    out.add(name)
+        if not out and depth < 2:  # `opt = Adam(params)` with `params = list(model.parameters())`
+            for arg in ctor.args:
+                if isinstance(arg.value, cst.Name):
+                    for b in flow.bindings:
+                        if b.name == arg.value.value and isinstance(b.value, cst.BaseExpression):
+                            out |= self._param_owners(flow, b.value, depth + 1)  # type: ignore[arg-type]
+        return out
+
+    def calls_trained(self, call: cst.Call) -> bool:
+        name = dotted(call.func)
+        if name is None:
+            return False
+        if name.endswith(".forward"):
+            name = name[: -len(".forward")]
+        return name in self.trained
+
+    # -- carrying ----------------------------------------------------------
+    def carries(self, expr: cst.CSTNode) -> bool:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Lambda):
+                continue
+            if isinstance(node, cst.Call):
+                if is_break(node, self.imports) is not None:
+                    continue
+                if self.calls_trained(node):
+                    return True
+            if isinstance(node, cst.Name):
+                if node.value in self.preds:
+                    return True
+                continue
+            if isinstance(node, cst.Attribute):
+                stack.append(node.value)
+                continue
+            stack.extend(children(node))
+        return False
+
+    def breaks_in(self, expr: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
+        """Break calls inside `expr` whose cut expression carries gradient."""
+        out = []
+        for node in walk(expr):
+            if isinstance(node, cst.Call):
+                inner = is_break(node, self.imports)
+                if inner is not None and self.carries(inner):
+                    out.append((node, inner))
+        return out
+
+    # -- the loss ----------------------------------------------------------
+    def loss_values(self) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+        return loss_expressions(self.tl)
+
+    def _values(self) -> dict[str, cst.BaseExpression]:
+        values: dict[str, cst.BaseExpression] = {}
+        for stmt, value in self.loss_values():
+            if isinstance(stmt, cst.Assign):
+                for t in stmt.targets:
+                    if isinstance(t.target, cst.Name):
+                        values.setdefault(t.target.value, value)
+        return values
+
+    def reaches(self, term: cst.BaseExpression) -> list[cst.CSTNode]:
+        """`term` and the values of the step's names it reads, transitively (`0.1 * reg` -> reg's value)."""
+        values = self._values()
+        out: list[cst.CSTNode] = []
+        todo: list[cst.CSTNode] = [term]
+        seen: set[str] = set()
+        while todo:
+            expr = todo.pop()
+            out.append(expr)
+            for node in walk(expr):
+                if isinstance(node, cst.Name) and node.value in values and node.value not in seen:
+                    seen.add(node.value)
+                    todo.append(values[node.value])
+        return out
+
+    def additive_terms(self) -> list[cst.BaseExpression]:
+        """Terms added into the backpropagated loss, following names bound in this step (`loss = ce + reg`)."""
+        values = {}
+        for stmt, value in self.loss_values():
+            if isinstance(stmt, cst.Assign):
+                for t in stmt.targets:
+                    if isinstance(t.target, cst.Name):
+                        values.setdefault(t.target.value, value)
+            elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name):
+                values.setdefault(stmt.target.value + "+=", value)
+        out: list[cst.BaseExpression] = []
+        todo = [self.tl.loss]
+        seen: set[str] = set()
+        while todo:
+            expr = todo.pop()
+            for term in _terms(expr):
+                if isinstance(term, cst.Name) and term.value in values and term.value not in seen:
+                    seen.add(term.value)
+                    todo.append(values[term.value])
+                    if term.value + "+=" in values:
+                        todo.append(values[term.value + "+="])
+                else:
+                    out.append(term)
+        return out
+
+
+def _terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
+    """`a + b - c * d` -> [a, b, c * d]; a constant factor is peeled: `0.1 * reg` -> reg."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return _terms(expr.left) + _terms(expr.right)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return _terms(expr.expression)
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        if isinstance(expr.left, (cst.Integer, cst.Float)):
+            return _terms(expr.right)
+        if isinstance(expr.right, (cst.Integer, cst.Float)):
+            return _terms(expr.left)
+    return [expr]
+
+
+def straight_through(call: cst.Call, index) -> bool:
+    """`x + (y - x).detach()`, `y_hard - y_soft.detach() + y_soft`: the detached part is cancelled by a
+    term outside it in the same sum, so the gradient flows through that term on purpose."""
+    if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "detach"):
+        return False
+    top: cst.CSTNode = call
+    parent = index.parents.get(top)
+    while isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation)) and (
+            not isinstance(parent, cst.BinaryOperation) or isinstance(parent.operator, (cst.Add, cst.Subtract))):
+        top = parent
+        parent = index.parents.get(top)
+    if top is call:
+        return False
+    inner = " ".join(index.code(call.func.value).split())  # type: ignore[union-attr]
+    for term in _terms(top):  # type: ignore[arg-type]
+        if term is call:
+            continue
+        text = " ".join(index.code(term).split()).strip("()")
+        if text and (text in inner) and not any(n is call for n in walk(term)):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- probabilities (GF308)
+
+SOFTMAX_FUNCS = {
+    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax", "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+}
+SOFTMAX_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.LogSoftmax": "log_softmax"}
+CROSS_ENTROPY_FUNCS = frozenset({"torch.nn.functional.cross_entropy"})
+CROSS_ENTROPY_MODULES = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.modules.loss.CrossEntropyLoss"})
+
+
+def _module_ctor_of(index, flow: Flow | None, func: cst.BaseExpression) -> str | None:
+    """Constructor qualname of the module `func` calls: `crit`, `self.crit`, `nn.Softmax(1)`."""
+    if isinstance(func, cst.Call):
+        return index.ctor_of(func)
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        cls = index.enclosing_class(func)
+        if cls is not None:
+            return index.submodules.get(cls.name.value, {}).get(func.attr.value)
+        return None
+    if isinstance(func, cst.Name) and flow is not None:
+        b = flow.load_binding.get(id(func))
+        if b is None:
+            for bd in flow.bindings:
+                if bd.name == func.value and bd.kind is Kind.MODULE:
+                    b = bd
+        if b is None and flow.scope is not index.module:
+            for bd in index.flow(index.module).bindings:
+                if bd.name == func.value and bd.kind is Kind.MODULE:
+                    b = bd
+        if b is not None and b.kind is Kind.MODULE:
+            return b.ctor
+    return None
+
+
+def cross_entropy_input(call: cst.Call, index, flow: Flow | None) -> cst.BaseExpression | None:
+    """The logits argument of `F.cross_entropy(x, y)` / `nn.CrossEntropyLoss()(x, y)` / `crit(x, y)`."""
+    q = qualname(call.func, index.imports)
+    if q not in CROSS_ENTROPY_FUNCS:
+        ctor = _module_ctor_of(index, flow, call.func)
+        if ctor not in CROSS_ENTROPY_MODULES:
+            return None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "input":
+            return a.value
+    if call.args and call.args[0].keyword is None and not call.args[0].star:
+        return call.args[0].value
+    return None
+
+
+class Probabilities:
+    """Whether an expression is a softmax / log_softmax output (directly, through a name, or as the
+    output of a model whose forward ends in one)."""
+
+    def __init__(self, index):
+        self.index = index
+        self._class_cache: dict[str, tuple[str, str] | None] = {}
+
+    def of(self, expr: cst.BaseExpression, flow: Flow | None, depth: int = 0) -> tuple[str, str] | None:
+        """(kind, where) with kind "softmax" or "log_softmax", or None."""
+        if depth > 4:
+            return None
+        index = self.index
+        if isinstance(expr, cst.Call):
+            q = qualname(expr.func, index.imports)
+            if q in SOFTMAX_FUNCS:
+                return SOFTMAX_FUNCS[q], index.code(expr)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("softmax", "log_softmax") and \
+                    (q is None or not q.startswith("torch.")):
+                return expr.func.attr.value, index.code(expr)
+            ctor = _module_ctor_of(index, flow, expr.func)
+            if ctor in SOFTMAX_MODULES:
+                return SOFTMAX_MODULES[ctor], index.code(expr)
+            if ctor == "torch.nn.Sequential" and isinstance(expr.func, cst.Name) and flow is not None:
+                return self._sequential_binding(expr.func, flow)
+            if ctor is not None and ctor in index.module_classes:
+                found = self.class_output(ctor)
+                if found is not None:
+                    return found[0], f"{ctor}.forward ({found[1]})"
+            if isinstance(expr.func, cst.Call):
+                return None
+            return None
+        if isinstance(expr, cst.Name) and flow is not None:
+            b = flow.load_binding.get(id(expr))
+            if b is not None and isinstance(b.value, cst.BaseExpression) and b.step >= 0:
+                return self.of(b.value, flow, depth + 1)
+        return None
+
+    def _sequential_binding(self, func: cst.Name, flow: Flow) -> tuple[str, str] | None:
+        b = flow.load_binding.get(id(func))
+        if b is None:
+            for bd in list(flow.bindings) + list(self.index.flow(self.index.module).bindings):
+                if bd.name == func.value and bd.kind is Kind.MODULE:
+                    b = bd
+        if b is not None and isinstance(b.value, cst.Call):
+            return self._sequential_last(b.value)
+        return None
+
+    def _sequential_last(self, call: cst.Call) -> tuple[str, str] | None:
+        index = self.index
+        while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value in ("to", "cuda", "double", "float", "train", "eval"):
+            call = call.func.value  # type: ignore[assignment]
+        if not isinstance(call, cst.Call) or qualname(call.func, index.imports) != "torch.nn.Sequential":
+            return None
+        pos = [a for a in call.args if a.keyword is None and not a.star]
+        if not pos or len(pos) != len(call.args):
+            return None
+        last = pos[-1].value
+        ctor = index.ctor_of(last)
+        if ctor in SOFTMAX_MODULES:
+            return SOFTMAX_MODULES[ctor], f"nn.Sequential ending in {index.code(last)}"
+        return None
+
+    def class_output(self, cname: str) -> tuple[str, str] | None:
+        """Whether every `return` of `cname.forward` is a softmax / log_softmax output."""
+        if cname in self._class_cache:
+            return self._class_cache[cname]
+        self._class_cache[cname] = None
+        index = self.index
+        cls = index.classes.get(cname)
+        fwd = None
+        if cls is not None:
+            fwd = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None)
+        result = None
+        if fwd is not None:
+            flow = index.flow(fwd)
+            kinds = []
+            for node in walk(fwd.body):
+                if isinstance(node, cst.Return):
+                    if node.value is None:
+                        kinds = []
+                        break
+                    found = self.of(node.value, flow)
+                    if found is None and isinstance(node.value, cst.Call):
+                        found = self._self_sequential(cls, node.value)
+                    kinds.append(found)
+            if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:  # type: ignore[index]
+                result = kinds[0]
+        self._class_cache[cname] = result
+        return result
+
+    def _self_sequential(self, cls: cst.ClassDef, call: cst.Call) -> tuple[str, str] | None:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                for node in walk(stmt.body):
+                    if isinstance(node, cst.Assign) and len(node.targets) == 1 and \
+                            isinstance(node.targets[0].target, cst.Attribute) and \
+                            node.targets[0].target.attr.value == func.attr.value and isinstance(node.value, cst.Call):
+                        return self._sequential_last(node.value)
+        return None
+
+
+def _target_names(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for el in target.elements:
+            v = el.value
+            if isinstance(v, cst.StarredElement):
+                v = v.value
+            out += _target_names(v)
+        return out
+    return []
+
+
+__all__ = ["GradPaths", "Probabilities", "is_break", "straight_through", "cross_entropy_input"]

@@ -1,0 +1,161 @@
+"""GF301-GF308: what the golden cases cannot show on their own.
+
+The verifier's contracts must catch the wrong rewrites these rules are careful to avoid (a
+positional `torch.autocast("cuda", True)`, creating a float64 tensor directly instead of keeping
+the cast, a rewrite that registers nothing), and the documentation must be complete. One shared
+Verifier with worker processes, like tests/test_verify.py.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradfix.codemods import RULES_BY_ID
+from gradfix.engine import Engine, accept_all
+from gradfix.verify import Verifier, VerifyRequest
+
+pytest.importorskip("torch")
+
+PARAM_RULES = [f"GF30{i}" for i in range(1, 9)]
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(jobs=2, timeout_s=30.0) as v:
+        yield v
+
+
+def verify(v: Verifier, original: str, rewritten: str, contract: dict, rule: str) -> tuple[str, str]:
+    req = VerifyRequest(path="case.py", original=textwrap.dedent(original), rewritten=textwrap.dedent(rewritten),
+                        rule=rule, line=1, contract=contract)
+    (res,) = v.verify_many([req])
+    return res.verdict, res.detail
+
+
+def test_naive_positional_autocast_is_caught(verifier):
+    """torch.autocast takes dtype second: `torch.autocast("cuda", True)` sets dtype=True."""
+    src = "import torch\n\n\ndef f(m, x):\n    with torch.cuda.amp.autocast(True):\n        return m(x)\n"
+    bad = src.replace("torch.cuda.amp.autocast(True)", 'torch.autocast("cuda", True)')
+    verdict, detail = verify(verifier, src, bad, {"kind": "same-object", "api": "autocast", "device": "cuda",
+                                                  "old": "torch.cuda.amp.autocast(True)",
+                                                  "new": 'torch.autocast("cuda", True)'}, "GF301")
+    assert verdict == "failed" and "fast_dtype" in detail, detail
+    # the rule itself turns the positional flag into a keyword
+    fixed = Engine([RULES_BY_ID["GF301"]]).fix_source(src, "case.py", accept_all).fixed
+    assert 'torch.autocast("cuda", enabled=True)' in fixed
+
+
+def test_gradscaler_setting_change_is_caught(verifier):
+    src = "import torch\n\nscaler = torch.cuda.amp.GradScaler(init_scale=1024.0)\n"
+    bad = src.replace("torch.cuda.amp.GradScaler(init_scale=1024.0)", 'torch.amp.GradScaler("cuda")')
+    verdict, detail = verify(verifier, src, bad, {"kind": "same-object", "api": "GradScaler", "device": "cuda",
+                                                  "old": "torch.cuda.amp.GradScaler(init_scale=1024.0)",
+                                                  "new": 'torch.amp.GradScaler("cuda")'}, "GF301")
+    assert verdict == "failed" and "init_scale" in detail, detail
+
+
+def test_creating_in_float64_changes_the_values(verifier):
+    """Why GF302 keeps `.double()` and adds `.requires_grad_()` instead of `dtype=torch.float64`."""
+    src = "import torch\n\nw = torch.randn(5, requires_grad=True).double()\nopt = torch.optim.SGD([w], lr=0.1)\n"
+    old, new = "torch.randn(5, requires_grad=True).double()", "torch.randn(5, dtype=torch.float64, requires_grad=True)"
+    verdict, detail = verify(verifier, src, src.replace(old, new), {"kind": "leaf-tensor", "old": old, "new": new},
+                             "GF302")
+    assert verdict == "failed" and "values differ" in detail, detail
+    new = "torch.randn(5).double().requires_grad_()"
+    verdict, detail = verify(verifier, src, src.replace(old, new), {"kind": "leaf-tensor", "old": old, "new": new},
+                             "GF302")
+    assert verdict == "expected-change" and "now a tensor" in detail, detail
+
+
+def test_rewrite_that_registers_nothing_fails(verifier):
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+            self.w = nn.Parameter(torch.ones(4)).double()
+
+        def forward(self, x):
+            return self.fc(x) * self.w.float()
+    """
+    still_wrong = src.replace("nn.Parameter(torch.ones(4)).double()", "nn.Parameter(torch.ones(4)).double().clone()")
+    verdict, detail = verify(verifier, src, still_wrong, {"kind": "registers-params", "class": "M", "attrs": ["w"]},
+                             "GF303")
+    assert verdict == "failed" and "registers no parameter" in detail, detail
+    right = src.replace("nn.Parameter(torch.ones(4)).double()", "nn.Parameter(torch.ones(4).double())")
+    verdict, detail = verify(verifier, src, right, {"kind": "registers-params", "class": "M", "attrs": ["w"]}, "GF303")
+    assert verdict == "expected-change" and "2 parameters -> 3 (w)" in detail, detail
+
+
+def test_cpu_only_moves_are_forced_to_copy(verifier):
+    """On CPU `.to("cpu")` returns the Parameter itself; the verdict must say the copy was forced."""
+    src = """
+    import torch
+    import torch.nn as nn
+
+
+    class Gate(nn.Module):
+        def __init__(self, device="cpu"):
+            super().__init__()
+            self.w = nn.Parameter(torch.zeros(6, 2)).to(device)
+
+        def forward(self, x):
+            return x @ self.w
+    """
+    right = src.replace("nn.Parameter(torch.zeros(6, 2)).to(device)", "nn.Parameter(torch.zeros(6, 2).to(device))")
+    verdict, detail = verify(verifier, src, right, {"kind": "registers-params", "class": "Gate", "attrs": ["w"]},
+                             "GF303")
+    assert verdict == "expected-change", detail
+    assert "0 parameters -> 1 (w)" in detail and "forced to copy" in detail, detail
+
+
+def test_docs_are_complete():
+    for rid in PARAM_RULES:
+        rule = RULES_BY_ID[rid]
+        doc = rule.documentation()
+        for heading in ("## What it does", "## Why is this bad?", "## Example", "## Fix", "## Fix safety",
+                        "## Verification"):
+            assert heading in doc, (rid, heading)
+        assert rule.docs.fixed_example, rid
+
+
+def test_detect_only_rules_offer_no_fix():
+    src = textwrap.dedent("""
+        import torch
+        import torch.nn.functional as F
+
+        model = torch.nn.Linear(4, 3)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        for x, y in [(torch.randn(2, 4), torch.tensor([0, 1]))]:
+            out = model(x)
+            loss = F.cross_entropy(F.softmax(out.detach(), dim=1), y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    """)
+    findings, _ = Engine([RULES_BY_ID["GF307"], RULES_BY_ID["GF308"]]).lint_source(src, "t.py")
+    assert sorted(f.rule for f in findings) == ["GF307", "GF308"]
+    assert all(f.fix is None for f in findings)
+
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+
+
+@pytest.mark.parametrize("rid", PARAM_RULES)
+def test_golden_cases_per_rule(rid):
+    """At least 4 positives and 4 negatives per rule, and every positive fires its own rule."""
+    cases = sorted(p for p in (GOLDEN / rid).glob("*.py") if not p.name.endswith(".fixed.py"))
+    pos = [p for p in cases if p.stem.startswith("pos_")]
+    neg = [p for p in cases if p.stem.startswith("neg_")]
+    assert len(pos) >= 4 and len(neg) >= 4, (rid, len(pos), len(neg))
+    engine = Engine([RULES_BY_ID[rid]])
+    for case in pos:
+        findings, errors = engine.lint_source(case.read_text(encoding="utf-8"), str(case))
+        assert not errors and findings, case
