@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import TENSORISH_KINDS, fileindex
+from gradfix.analysis import TENSORISH_KINDS
 from gradfix.analysis.torchapi import INPLACE_METHODS
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -67,11 +67,7 @@ class InplaceOnActivation(Rule):
     )
 
     def check(self, ctx):
-        index = ctx.index
-        for scope in index.scopes():
-            if isinstance(scope, cst.FunctionDef) and fileindex.is_initialiser(scope.name.value):
-                continue
-            flow = index.flow(scope)
+        for flow in ctx.index.training_code_flows():
             for st, node, binding, target in flow.inplace:
                 finding = self._inspect(ctx, flow, st, node, binding, target)
                 if finding is not None:

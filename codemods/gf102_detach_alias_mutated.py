@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import fileindex
 from gradfix.engine import apply_fixes
 from gradfix.model import Edit, Fix, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -42,11 +41,7 @@ class DetachAliasMutated(Rule):
     )
 
     def check(self, ctx):
-        index = ctx.index
-        for scope in index.scopes():
-            if isinstance(scope, cst.FunctionDef) and fileindex.is_initialiser(scope.name.value):
-                continue
-            flow = index.flow(scope)
+        for flow in ctx.index.training_code_flows():
             for event in flow.detaches:
                 finding = self._inspect(ctx, flow, event)
                 if finding is not None:

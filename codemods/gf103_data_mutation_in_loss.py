@@ -8,7 +8,7 @@ import libcst as cst
 
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.loops import _walk_calls
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import walk as _walk
 from gradfix.analysis.torchapi import is_inplace_method
 from gradfix.analysis.trainstep import (
     forward_output_name, literal_number, model_and_optimizer_setup, optimizer_name, step_snippet, torch_alias,
@@ -266,14 +266,6 @@ def _data_writes(body):
             for node in _walk(stmt):
                 if isinstance(node, cst.BaseSmallStatement) and data_write(node) is not None:
                     yield None, node, None
-
-
-def _walk(node):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(children(cur))
 
 
 def _map_param(fn: cst.FunctionDef, call_site: cst.Call, new_call: cst.Call, root: cst.Name | None):

@@ -265,6 +265,14 @@ class FileIndex:
             cur = self.parents.get(cur)
         return False
 
+    def training_code_flows(self):
+        """Flows of the module body and of every function except initialisers (`__init__`,
+        `reset_parameters`, ...), where in-place updates of fresh tensors are the norm."""
+        for scope in self.scopes():
+            if isinstance(scope, cst.FunctionDef) and is_initialiser(scope.name.value):
+                continue
+            yield self.flow(scope)
+
     def flow(self, scope: cst.CSTNode):
         """The Flow of a FunctionDef or of the Module body (cached)."""
         from gradfix.analysis.flow import Flow

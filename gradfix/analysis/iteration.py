@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import walk
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.flow import Binding, Flow, Kind
@@ -1000,12 +1000,7 @@ def _body(node) -> list:
     return list(getattr(body, "body", []))
 
 
-def _walk(node):
-    stack = [node]
-    while stack:
-        cur = stack.pop()
-        yield cur
-        stack.extend(children(cur))
+_walk = walk  # pre-order, source order (gradfix.analysis.tree)
 
 
 def _calls_in(node):
