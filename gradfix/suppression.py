@@ -14,6 +14,7 @@ import tokenize
 GRADFIX_COMMENT = re.compile(r"#\s*gradfix:\s*ignore(?:\[(?P<codes>[^\]]*)\])?", re.IGNORECASE)
 NOQA_COMMENT = re.compile(r"#\s*noqa:\s*(?P<codes>[A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*)", re.IGNORECASE)
 ALL = "*"
+_ANY = re.compile(r"gradfix|noqa", re.IGNORECASE)
 
 
 def _codes(text: str) -> set[str]:
@@ -23,6 +24,8 @@ def _codes(text: str) -> set[str]:
 def suppressions(source: str) -> dict[int, set[str]]:
     """Map 1-based line -> suppressed codes ({"*"} for all)."""
     result: dict[int, set[str]] = {}
+    if not _ANY.search(source):
+        return result  # most files have none: skip tokenizing
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError, IndentationError):

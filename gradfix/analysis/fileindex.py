@@ -24,10 +24,11 @@ def is_initialiser(name: str) -> bool:
 class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
-    def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None):
+    def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None):
         self.wrapper = wrapper
         self.module = wrapper.module
         self.source = source
+        self._py_tree = py_tree
         # one traversal gives children and parents; rules run with `tree.active(self.children)`
         self.children, self.parents = index_tree(self.module)
         with active(self.children):
@@ -87,6 +88,8 @@ class FileIndex:
 
     @cached_property
     def _ast_body(self) -> list | None:
+        if self._py_tree is not None:
+            return self._py_tree.body
         if self.source is None:
             return None
         try:
