@@ -51,6 +51,7 @@ from gradfix import __version__, suppression
 from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.discovery import is_excluded
 from gradfix.config import Config, ConfigError, check_selector, find_pyproject, load_config
+from gradfix.incremental import IncrementalParser
 from gradfix.engine import APPLIED_VERDICTS, Decision, Engine, Policy, policy_decider
 from gradfix.model import FileError, Finding, Safety, Verdict
 from gradfix.textedits import text_edits
@@ -490,6 +491,9 @@ class GradfixServer(LanguageServer):
         self.config_support = False
         self.docs: dict[str, str] = {}
         self.analyses: dict[str, Analysis] = {}
+        # per open document: reuses the libcst trees of unchanged top-level statements
+        # (touched only from the single engine thread `self.fast`)
+        self.parsers: dict[str, IncrementalParser] = {}
         self.inflight: dict[tuple, asyncio.Future] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.verify_timers: dict[str, asyncio.TimerHandle] = {}
@@ -651,7 +655,8 @@ class GradfixServer(LanguageServer):
         if fut is None:
             excluded = self.excluded(path, config)
             loop = asyncio.get_running_loop()
-            fut = loop.run_in_executor(self.fast, _lint, engine, text, path, excluded, self.timings)
+            parser = self.parsers.setdefault(uri, IncrementalParser())
+            fut = loop.run_in_executor(self.fast, _lint, engine, text, path, excluded, self.timings, parser)
             self.inflight[flight] = fut
             fut.add_done_callback(lambda _f: self.inflight.pop(flight, None))
         findings, errors = await asyncio.shield(fut)
@@ -1064,7 +1069,8 @@ def _log_task_error(task: asyncio.Future) -> None:
 
 
 # -- engine calls (run in the engine thread) ---------------------------------------------------
-def _lint(engine: Engine, text: str, path: str, excluded: bool, timings) -> tuple[list[Finding], list[FileError]]:
+def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
+          parser: IncrementalParser | None = None) -> tuple[list[Finding], list[FileError]]:
     if excluded:
         return [], []
     t0 = time.perf_counter()
@@ -1072,7 +1078,7 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings) -> tupl
     if problem is not None:
         return [], [problem]
     try:
-        findings, errors = engine.lint_source(text, path)
+        findings, errors = engine.lint_source(text, path, incremental=parser)
     except RecursionError:
         return [], [FileError(path, None, "file too deeply nested to analyse")]
     except Exception as exc:
@@ -1193,6 +1199,7 @@ def build_server() -> GradfixServer:
             if handle is not None:
                 handle.cancel()
         ls.analyses.pop(uri, None)
+        ls.parsers.pop(uri, None)
         if ls.verify_manager is not None:
             ls.verify_manager.forget(uri)
         if not ls.pull:

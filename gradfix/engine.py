@@ -118,18 +118,22 @@ def parse(source: str, path: str) -> cst.Module:
     return parse_both(source, path)[0]
 
 
-def parse_both(source: str, path: str) -> tuple[cst.Module, ast.Module]:
-    """libcst's tree and CPython's (the analysis maps positions through the latter)."""
+def _python_tree(source: str) -> ast.Module:
     # CPython's parser first: libcst's native parser crashes the process on very deep
     # nesting (`"(" * 3000`), where CPython raises a SyntaxError.
     try:
-        tree_ = ast.parse(source)
+        return ast.parse(source)
     except SyntaxError as exc:
         raise ParseFailure(f"syntax error: {exc.msg}", exc.lineno) from exc
     except (RecursionError, MemoryError) as exc:
         raise ParseFailure("cannot parse: too deeply nested", None) from exc
     except ValueError as exc:
         raise ParseFailure(f"cannot parse: {exc}", None) from exc
+
+
+def parse_both(source: str, path: str) -> tuple[cst.Module, ast.Module]:
+    """libcst's tree and CPython's (the analysis maps positions through the latter)."""
+    tree_ = _python_tree(source)
     try:
         return cst.parse_module(source), tree_
     except cst.ParserSyntaxError as exc:
@@ -184,9 +188,10 @@ class Engine:
         self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
 
     # -- match -----------------------------------------------------------
-    def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None) -> list[Finding]:
+    def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
+                  tables: tuple[dict, dict] | None = None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        index = FileIndex(wrapper, source, py_tree)
+        index = FileIndex(wrapper, source, py_tree, tables)
         table = suppression.suppressions(source)
         found: list[Finding] = []
         with tree.active(index.children):
@@ -198,17 +203,29 @@ class Engine:
         found.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
         return _dedupe(found)
 
-    def lint_source(self, source: str, path: str) -> tuple[list[Finding], list[FileError]]:
+    def lint_source(self, source: str, path: str, incremental=None) -> tuple[list[Finding], list[FileError]]:
+        """Findings of one file. `incremental` (an IncrementalParser kept per open document)
+        re-parses only the top-level statements that changed since its previous call."""
         with gc_paused():
-            return self._lint_source(source, path)
+            return self._lint_source(source, path, incremental)
 
-    def _lint_source(self, source: str, path: str) -> tuple[list[Finding], list[FileError]]:
+    def _lint_source(self, source: str, path: str, incremental=None) -> tuple[list[Finding], list[FileError]]:
+        tables = None
         try:
-            module, py_tree = parse_both(source, path)
+            if incremental is not None:
+                py_tree = _python_tree(source)
+                parsed = incremental.parse(source, py_tree)
+                if parsed is not None:
+                    module, children, parents = parsed
+                    tables = (children, parents)
+                else:
+                    module, py_tree = parse_both(source, path)
+            else:
+                module, py_tree = parse_both(source, path)
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         try:
-            return self._findings(module, source, path, py_tree), []
+            return self._findings(module, source, path, py_tree, tables), []
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 

@@ -11,8 +11,10 @@ from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import ImportMap, qualname
-from gradfix.analysis.tree import active, index_tree, walk
+from gradfix.analysis.tree import active, children, index_tree, walk
 
+_STATEMENT_CONTAINERS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
+                         cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 _INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
 
 
@@ -24,13 +26,15 @@ def is_initialiser(name: str) -> bool:
 class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
-    def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None):
+    def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None,
+                 tables: tuple[dict, dict] | None = None):
         self.wrapper = wrapper
         self.module = wrapper.module
         self.source = source
         self._py_tree = py_tree
-        # one traversal gives children and parents; rules run with `tree.active(self.children)`
-        self.children, self.parents = index_tree(self.module)
+        # one traversal gives children and parents (or the incremental parser kept them);
+        # rules run with `tree.active(self.children)`
+        self.children, self.parents = tables if tables is not None else index_tree(self.module)
         with active(self.children):
             self.imports = ImportMap(self.module)
         self._flows: dict[int, object] = {}
@@ -291,7 +295,16 @@ class FileIndex:
 
     @cached_property
     def _scopes(self) -> list[cst.CSTNode]:
-        return [self.module] + [n for n in walk(self.module) if isinstance(n, cst.FunctionDef)]
+        # functions sit only in statement bodies: walk statements, never expressions
+        found: list[cst.CSTNode] = [self.module]
+        stack = list(reversed(self.module.body))
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.FunctionDef):
+                found.append(node)
+            if isinstance(node, _STATEMENT_CONTAINERS):
+                stack.extend(reversed([c for c in children(node) if isinstance(c, _STATEMENT_CONTAINERS)]))
+        return found
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
