@@ -194,7 +194,7 @@ class Engine:
         index = FileIndex(wrapper, source, py_tree, tables)
         table = suppression.suppressions(source)
         found: list[Finding] = []
-        with tree.active(index.children):
+        with tree.active(index.children, index.preorder):
             for rule in self.rules:
                 ctx = RuleContext(index, path, rule)
                 for f in rule.check(ctx):

@@ -11,7 +11,7 @@ from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import ImportMap, qualname
-from gradfix.analysis.tree import active, children, index_tree, walk
+from gradfix.analysis.tree import active, children, index_tree, preorder_spans, walk
 
 _STATEMENT_CONTAINERS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
                          cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
@@ -38,7 +38,14 @@ class FileIndex:
         with active(self.children):
             self.imports = ImportMap(self.module)
         self._flows: dict[int, object] = {}
+        self._preorder = None
         self._statement_positions: dict[int, tuple] = {}
+
+    def preorder(self):
+        """Every node in pre-order and each node's slice of that list (built on first use)."""
+        if self._preorder is None:
+            self._preorder = preorder_spans(self.module, self.children)
+        return self._preorder
 
     @cached_property
     def text(self) -> str:

@@ -79,12 +79,39 @@ def index_tree(module: cst.Module) -> tuple[dict[int, list], dict]:
 
 
 @contextlib.contextmanager
-def active(table: dict[int, list]):
+def active(table: dict[int, list], preorder=None):
+    """Make `children` and `walk` read `table` (and `preorder()`, a function returning the
+    pre-order node list and each node's slice of it) while the block runs."""
     token = _TABLE.set(table)
+    token2 = _PREORDER.set(preorder)
     try:
         yield
     finally:
         _TABLE.reset(token)
+        _PREORDER.reset(token2)
+
+
+_PREORDER: ContextVar = ContextVar("gradfix_preorder", default=None)
+
+
+def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dict[int, tuple[int, int]]]:
+    """All nodes under `root` in pre-order, and for each node the slice holding its subtree."""
+    order: list = []
+    spans: dict[int, tuple[int, int]] = {}
+    stack: list = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            spans[id(node)] = (spans[id(node)][0], len(order))
+            continue
+        spans[id(node)] = (len(order), -1)
+        order.append(node)
+        stack.append((node, True))
+        kids = table.get(id(node))
+        if kids is None:
+            kids = list(node.children)
+        stack.extend((k, False) for k in reversed(kids))
+    return order, spans
 
 
 def children(node: cst.CSTNode) -> list:
@@ -97,7 +124,17 @@ def children(node: cst.CSTNode) -> list:
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    """Pre-order, source order."""
+    """Pre-order, source order (a slice of the file's pre-order list while an index is active)."""
+    provider = _PREORDER.get()
+    if provider is not None:
+        order, spans = provider()
+        span = spans.get(id(node))
+        if span is not None:
+            return iter(order[span[0]:span[1]])
+    return _walk(node)
+
+
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = [node]
     while stack:
         cur = stack.pop()
