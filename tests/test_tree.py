@@ -82,3 +82,15 @@ def test_statement_positions_match_whole_file_positions(name, source):
             node = stack.pop()
             assert index.position(node) == full[node], (type(node).__name__, full[node])
             stack.extend(node.children)
+
+
+@pytest.mark.parametrize("name,source", sources()[:30], ids=[n for n, _ in sources()[:30]])
+def test_walk_slices_match_a_plain_walk(name, source):
+    from gradfix.analysis.tree import _walk, active, walk
+
+    module = cst.parse_module(source)
+    index = FileIndex(cst.MetadataWrapper(module, unsafe_skip_copy=True), source)
+    with active(index.children, index.preorder):
+        nodes = list(walk(module))
+        for node in nodes:
+            assert [id(n) for n in walk(node)] == [id(n) for n in _walk(node)]
