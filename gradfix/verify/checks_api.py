@@ -607,24 +607,14 @@ def check_registers_params(ctx: Ctx) -> Outcome:
     if not name or not attrs:
         return Outcome("untestable", "registers-params contract without class/attrs", name)
     dtype = torch.float32
-    built: dict[str, Any] = {}
     force = ForceDeviceCopy()
-    for tag in ("old", "new"):
-        with _quiet():
-            mod = ctx.module(tag)
-        try:
-            with _quiet(), _default_dtype(dtype), force:
-                built[tag] = _build(ctx, name, mod)
-        except Untestable as u:
-            return Outcome("untestable", str(u), name)
-        except Exception as e:  # noqa: BLE001
-            if is_gpu_error(e):
-                return Outcome("untestable", f"needs GPU: constructing {name} raises {fmt_exc(e)}", name)
-            if tag == "old":
-                why = ctx.explain(e, name)
-                hint = "" if "fixture_" in why else "; " + fixture_hint(name)
-                return Outcome("untestable", f"constructing the original {name} raises {why}{hint}", name)
-            return Outcome("failed", f"new version raises {ctx.explain(e, name)} when constructing {name}", name)
+
+    def building():
+        return _stacked(_quiet(), _default_dtype(dtype), force)
+
+    built = _build_both(ctx, name, building)
+    if isinstance(built, Outcome):
+        return built
     (old, old_in), (new, _) = built["old"], built["new"]
     if not isinstance(old, nn.Module) or not isinstance(new, nn.Module):
         return Outcome("untestable", f"{name} did not build an nn.Module", name)
@@ -738,23 +728,9 @@ def _sentence(s: str) -> str:
 
 def _build_pair(ctx: Ctx, name: str) -> tuple[nn.Module, nn.Module, tuple | None] | Outcome:
     """Both versions of a changed module class, in the check dtype, weights copied old -> new."""
-    built: dict[str, Any] = {}
-    for tag in ("old", "new"):
-        with _quiet():
-            mod = ctx.module(tag)
-        try:
-            with _quiet():
-                built[tag] = _build(ctx, name, mod)
-        except Untestable as u:
-            return Outcome("untestable", str(u), name)
-        except Exception as e:  # noqa: BLE001
-            if is_gpu_error(e):
-                return Outcome("untestable", f"needs GPU: constructing {name} raises {fmt_exc(e)}", name)
-            if tag == "old":
-                why = ctx.explain(e, name)
-                hint = "" if "fixture_" in why else "; " + fixture_hint(name)
-                return Outcome("untestable", f"constructing the original {name} raises {why}{hint}", name)
-            return Outcome("failed", f"new version raises {ctx.explain(e, name)} when constructing {name}", name)
+    built = _build_both(ctx, name, _quiet)
+    if isinstance(built, Outcome):
+        return built
     (old, old_in), (new, _) = built["old"], built["new"]
     if not isinstance(old, nn.Module) or not isinstance(new, nn.Module):
         return Outcome("untestable", f"{name} did not build an nn.Module", name)
@@ -928,3 +904,34 @@ CHECKS = {
     "checkpoint-grads": check_checkpoint_grads,
     "forward-call": check_forward_call,
 }
+
+
+def _stacked(*managers):
+    """One context manager entering `managers` in order."""
+    stack = contextlib.ExitStack()
+    for m in managers:
+        stack.enter_context(m)
+    return stack
+
+
+def _build_both(ctx, name: str, context) -> "dict[str, Any] | Outcome":
+    """The original and the rewritten unit `name`, each built inside `context()`; an Outcome
+    (untestable or failed, with the reason) when either cannot be built."""
+    built: dict[str, Any] = {}
+    for tag in ("old", "new"):
+        with _quiet():
+            mod = ctx.module(tag)
+        try:
+            with context():
+                built[tag] = _build(ctx, name, mod)
+        except Untestable as u:
+            return Outcome("untestable", str(u), name)
+        except Exception as e:  # noqa: BLE001
+            if is_gpu_error(e):
+                return Outcome("untestable", f"needs GPU: constructing {name} raises {fmt_exc(e)}", name)
+            if tag == "old":
+                why = ctx.explain(e, name)
+                hint = "" if "fixture_" in why else "; " + fixture_hint(name)
+                return Outcome("untestable", f"constructing the original {name} raises {why}{hint}", name)
+            return Outcome("failed", f"new version raises {ctx.explain(e, name)} when constructing {name}", name)
+    return built
