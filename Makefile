@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 demo: $(STAMP)
-	@rm -rf build/demo && mkdir -p build/demo && cp examples/*.py examples/pyproject.toml build/demo/
+	@rm -rf build/demo && mkdir -p build/demo && cp examples/*.py examples/pyproject.toml golden/seeds/seed1_scenario.py golden/seeds/seed2_loop.py build/demo/
 	@echo "== gradfix check examples/ =="
 	-@cd build/demo && ../../$(VENV)/bin/gradfix check .
 	@echo
