@@ -27,6 +27,7 @@ import asyncio
 import atexit
 import dataclasses
 import functools
+import gc
 import io
 import logging
 import os
@@ -1244,4 +1245,10 @@ def serve() -> None:
                         format="gradfix-lsp %(levelname)s %(name)s: %(message)s")
     server = build_server()
     atexit.register(server.stop)
+    # A long-lived process holding syntax trees: keep start-up objects out of every
+    # collection and collect the young generation less often (full collections of a
+    # 2,000-line document's trees were the slow tail of the edit latency).
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(20000, 20, 20)
     server.start_io()

@@ -189,9 +189,9 @@ class Engine:
 
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
-                  tables: tuple[dict, dict] | None = None) -> list[Finding]:
+                  tables: tuple[dict, dict] | None = None, reuse=None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        index = FileIndex(wrapper, source, py_tree, tables)
+        index = FileIndex(wrapper, source, py_tree, tables, reuse)
         table = suppression.suppressions(source)
         found: list[Finding] = []
         with tree.active(index.children, index.preorder):
@@ -200,6 +200,7 @@ class Engine:
                 for f in rule.check(ctx):
                     if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line):
                         found.append(f)
+        index.keep_flows()
         found.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
         return _dedupe(found)
 
@@ -225,7 +226,7 @@ class Engine:
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         try:
-            return self._findings(module, source, path, py_tree, tables), []
+            return self._findings(module, source, path, py_tree, tables, incremental if tables else None), []
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 

@@ -50,6 +50,10 @@ class IncrementalParser:
         self._chunks: dict[tuple[str, bool, bool], _Chunk] = {}
         self.reused = 0
         self.parsed = 0
+        # the previous version's data flow per function (gradfix.analysis.FileIndex reuses
+        # those whose node was kept, when the file-level facts they read are unchanged)
+        self.flows: dict[int, object] = {}
+        self.flow_facts: tuple | None = None
 
     def parse(self, source: str, py_tree: ast.Module):
         """(module, children table, parents) or None when the document does not cut cleanly."""

@@ -70,3 +70,17 @@ def test_reuses_unchanged_statements():
     module, _, _ = parser.parse(edited, ast.parse(edited))
     assert module.code == edited
     assert (parser.parsed, parser.reused) == (4, 2)  # 3 first time, then only g again
+
+
+def test_flows_are_recomputed_when_file_level_facts_change(engine):
+    source = (ROOT / "golden" / "GF101" / "pos_sigmoid_mul.py").read_text()
+    parser = IncrementalParser()
+    assert key(engine.lint_source(source, "t.py", incremental=parser)) == key(engine.lint_source(source, "t.py"))
+    # the same functions, but `torch` now means something else: no tensor facts hold
+    edited = source.replace("import torch\n", "import numpy as torch\n", 1)
+    assert edited != source
+    a = engine.lint_source(edited, "t.py", incremental=parser)
+    assert key(a) == key(engine.lint_source(edited, "t.py"))
+    # and code edits inside a function are seen
+    again = source.replace("s *= 2", "s = s * 2")
+    assert key(engine.lint_source(again, "t.py", incremental=parser)) == key(engine.lint_source(again, "t.py"))

@@ -27,7 +27,7 @@ class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
     def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None,
-                 tables: tuple[dict, dict] | None = None):
+                 tables: tuple[dict, dict] | None = None, reuse=None):
         self.wrapper = wrapper
         self.module = wrapper.module
         self.source = source
@@ -38,6 +38,9 @@ class FileIndex:
         with active(self.children):
             self.imports = ImportMap(self.module)
         self._flows: dict[int, object] = {}
+        # an IncrementalParser: its flows of unchanged functions are reused when the
+        # file-level facts a Flow reads (imports, module classes, submodules) are the same
+        self._reuse = reuse
         self._preorder = None
         self._statement_positions: dict[int, tuple] = {}
 
@@ -293,8 +296,31 @@ class FileIndex:
 
         key = id(scope)
         if key not in self._flows:
-            self._flows[key] = Flow(self, scope)
+            kept = self._reused_flow(scope)
+            self._flows[key] = kept if kept is not None else Flow(self, scope)
         return self._flows[key]
+
+    @cached_property
+    def flow_facts(self) -> tuple:
+        """What a function's Flow reads from the rest of the file."""
+        return (tuple(sorted(self.imports.aliases.items())), tuple(sorted(self.module_classes)),
+                tuple(sorted((c, tuple(sorted(a.items()))) for c, a in self.submodules.items())))
+
+    def _reused_flow(self, scope: cst.CSTNode):
+        reuse = self._reuse
+        if reuse is None or not isinstance(scope, cst.FunctionDef) or reuse.flow_facts != self.flow_facts:
+            return None
+        kept = reuse.flows.get(id(scope))
+        if kept is None or kept.scope is not scope:
+            return None
+        kept.index = self  # positions and parents must come from this version of the file
+        return kept
+
+    def keep_flows(self) -> None:
+        """Hand this version's function flows to the incremental parser for the next version."""
+        if self._reuse is not None:
+            self._reuse.flows = {k: f for k, f in self._flows.items() if isinstance(f.scope, cst.FunctionDef)}
+            self._reuse.flow_facts = self.flow_facts
 
     def scopes(self) -> list[cst.CSTNode]:
         """The module and every function (methods included), outermost first."""
