@@ -217,8 +217,8 @@ class Engine:
                 py_tree = _python_tree(source)
                 parsed = incremental.parse(source, py_tree)
                 if parsed is not None:
-                    module, children, parents = parsed
-                    tables = (children, parents)
+                    module, children, parents, spans = parsed
+                    tables = (children, parents, spans)
                 else:
                     module, py_tree = parse_both(source, path)
             else:

@@ -16,13 +16,13 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.tree import index_tree
+from gradfix.analysis.tree import index_tree, preorder_spans
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 class _Chunk:
-    __slots__ = ("stmt", "children", "parents", "indent", "newline", "header", "footer", "trailing")
+    __slots__ = ("stmt", "children", "parents", "indent", "newline", "header", "footer", "trailing", "order", "spans")
 
     def __init__(self, text: str, first: bool, last: bool):
         module = cst.parse_module(text)
@@ -38,6 +38,7 @@ class _Chunk:
             raise ValueError("lines after a middle statement")
         self.trailing = module.has_trailing_newline
         self.children, self.parents = index_tree(stmt)
+        self.order, self.spans = preorder_spans(stmt, self.children)
         block = getattr(stmt, "body", None)
         self.indent = module.default_indent if isinstance(block, cst.IndentedBlock) else None
         self.newline = module.default_newline
@@ -56,7 +57,8 @@ class IncrementalParser:
         self.flow_facts: tuple | None = None
 
     def parse(self, source: str, py_tree: ast.Module):
-        """(module, children table, parents) or None when the document does not cut cleanly."""
+        """(module, children table, parents, pre-order spans) or None when the document does not
+        cut cleanly."""
         body = py_tree.body
         if not body:
             return None
@@ -114,4 +116,18 @@ class IncrementalParser:
         children[id(module)] = top
         for node in top:
             parents[node] = module
-        return module, children, parents
+        spans: dict = {}
+        order: list = [module]
+        for line in module.header:
+            o, sp = preorder_spans(line, extra_children)
+            spans.update(sp)
+            order.extend(o)
+        for c in chunks:
+            spans.update(c.spans)
+            order.extend(c.order)
+        for line in module.footer:
+            o, sp = preorder_spans(line, extra_children)
+            spans.update(sp)
+            order.extend(o)
+        spans[id(module)] = (order, 0, len(order))
+        return module, children, parents, spans

@@ -67,7 +67,7 @@ def test_reuses_unchanged_statements():
     parser = IncrementalParser()
     parser.parse(source, ast.parse(source))
     edited = source.replace("return y", "return y * 2")
-    module, _, _ = parser.parse(edited, ast.parse(edited))
+    module, _, _, _ = parser.parse(edited, ast.parse(edited))
     assert module.code == edited
     assert (parser.parsed, parser.reused) == (4, 2)  # 3 first time, then only g again
 
@@ -84,3 +84,23 @@ def test_flows_are_recomputed_when_file_level_facts_change(engine):
     # and code edits inside a function are seen
     again = source.replace("s *= 2", "s = s * 2")
     assert key(engine.lint_source(again, "t.py", incremental=parser)) == key(engine.lint_source(again, "t.py"))
+
+
+def test_walks_from_kept_statements_match_plain_walks():
+    import libcst as cst
+
+    from gradfix.analysis import FileIndex
+    from gradfix.analysis.tree import _walk, active, walk
+
+    for case in CASES[::5]:
+        source = case.read_text()
+        parser = IncrementalParser()
+        parser.parse(source, ast.parse(source))
+        edited = source + "\n# appended\n"
+        module, children, parents, spans = parser.parse(edited, ast.parse(edited))
+        index = FileIndex(cst.MetadataWrapper(module, unsafe_skip_copy=True), edited, None, (children, parents, spans))
+        with active(index.children, index.preorder):
+            nodes = list(walk(module))
+            assert [id(n) for n in nodes] == [id(n) for n in _walk(module)]
+            for node in nodes[::11]:
+                assert [id(n) for n in walk(node)] == [id(n) for n in _walk(node)]

@@ -34,20 +34,21 @@ class FileIndex:
         self._py_tree = py_tree
         # one traversal gives children and parents (or the incremental parser kept them);
         # rules run with `tree.active(self.children)`
-        self.children, self.parents = tables if tables is not None else index_tree(self.module)
+        self.children, self.parents = tables[:2] if tables is not None else index_tree(self.module)
         with active(self.children):
             self.imports = ImportMap(self.module)
         self._flows: dict[int, object] = {}
         # an IncrementalParser: its flows of unchanged functions are reused when the
         # file-level facts a Flow reads (imports, module classes, submodules) are the same
         self._reuse = reuse
-        self._preorder = None
+        self._preorder = tables[2] if tables is not None and len(tables) > 2 else None
         self._statement_positions: dict[int, tuple] = {}
 
     def preorder(self):
-        """Every node in pre-order and each node's slice of that list (built on first use)."""
+        """For each node, the pre-order list holding its subtree and the slice (built on first use,
+        or kept per top-level statement by the incremental parser)."""
         if self._preorder is None:
-            self._preorder = preorder_spans(self.module, self.children)
+            self._preorder = preorder_spans(self.module, self.children)[1]
         return self._preorder
 
     @cached_property

@@ -58,12 +58,19 @@ def qualname(expr: cst.BaseExpression, imports: ImportMap) -> str | None:
 
 
 def _walk_imports(module: cst.Module):
-    stack: list[cst.CSTNode] = [module]
+    """Import statements anywhere in the file: statements only, never into expressions."""
+    stack: list[cst.CSTNode] = list(reversed(module.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, (cst.Import, cst.ImportFrom)):
-            yield node
+        if isinstance(node, cst.SimpleStatementLine):
+            for small in node.body:
+                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                    yield small
             continue
-        if isinstance(node, (cst.BaseExpression,)):
-            continue
-        stack.extend(reversed(children(node)))
+        if isinstance(node, _CONTAINERS):
+            stack.extend(reversed([c for c in children(node) if isinstance(c, _STATEMENT_LIKE)]))
+
+
+_CONTAINERS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+               cst.Finally, cst.MatchCase)
+_STATEMENT_LIKE = _CONTAINERS + (cst.SimpleStatementLine,)

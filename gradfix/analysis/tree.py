@@ -80,8 +80,8 @@ def index_tree(module: cst.Module) -> tuple[dict[int, list], dict]:
 
 @contextlib.contextmanager
 def active(table: dict[int, list], preorder=None):
-    """Make `children` and `walk` read `table` (and `preorder()`, a function returning the
-    pre-order node list and each node's slice of it) while the block runs."""
+    """Make `children` and `walk` read `table` (and `preorder()`, a function returning for
+    each node the pre-order list holding its subtree and the subtree's slice) while the block runs."""
     token = _TABLE.set(table)
     token2 = _PREORDER.set(preorder)
     try:
@@ -94,23 +94,22 @@ def active(table: dict[int, list], preorder=None):
 _PREORDER: ContextVar = ContextVar("gradfix_preorder", default=None)
 
 
-def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dict[int, tuple[int, int]]]:
-    """All nodes under `root` in pre-order, and for each node the slice holding its subtree."""
+def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dict[int, tuple[list, int, int]]]:
+    """All nodes under `root` in pre-order, and for each node (that list, start, end) of its subtree."""
     order: list = []
-    spans: dict[int, tuple[int, int]] = {}
-    stack: list = [(root, False)]
+    spans: dict[int, tuple[list, int, int]] = {}
+    stack: list = [(root, -1)]
     while stack:
-        node, done = stack.pop()
-        if done:
-            spans[id(node)] = (spans[id(node)][0], len(order))
+        node, start = stack.pop()
+        if start >= 0:
+            spans[id(node)] = (order, start, len(order))
             continue
-        spans[id(node)] = (len(order), -1)
+        stack.append((node, len(order)))
         order.append(node)
-        stack.append((node, True))
         kids = table.get(id(node))
         if kids is None:
             kids = list(node.children)
-        stack.extend((k, False) for k in reversed(kids))
+        stack.extend((k, -1) for k in reversed(kids))
     return order, spans
 
 
@@ -127,10 +126,10 @@ def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Pre-order, source order (a slice of the file's pre-order list while an index is active)."""
     provider = _PREORDER.get()
     if provider is not None:
-        order, spans = provider()
-        span = spans.get(id(node))
+        span = provider().get(id(node))
         if span is not None:
-            return iter(order[span[0]:span[1]])
+            order, start, end = span
+            return iter(order[start:end])
     return _walk(node)
 
 
