@@ -1250,5 +1250,5 @@ def serve() -> None:
     # 2,000-line document's trees were the slow tail of the edit latency).
     gc.collect()
     gc.freeze()
-    gc.set_threshold(20000, 20, 20)
+    gc.set_threshold(50000, 50, 1000)
     server.start_io()
