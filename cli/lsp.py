@@ -22,7 +22,6 @@ Every handler is wrapped: an exception is logged and answered with an empty resu
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import atexit
 import dataclasses
@@ -1075,10 +1074,8 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
     if excluded:
         return [], []
     t0 = time.perf_counter()
-    problem = _unparseable(text, path)
-    if problem is not None:
-        return [], [problem]
     try:
+        # the engine parses with CPython's parser first (libcst's native one crashes on deep nesting)
         findings, errors = engine.lint_source(text, path, incremental=parser)
     except RecursionError:
         return [], [FileError(path, None, "file too deeply nested to analyse")]
@@ -1087,20 +1084,6 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
         return [], [FileError(path, None, f"gradfix internal error: {type(exc).__name__}: {exc}")]
     timings.append(("lint", time.perf_counter() - t0))
     return findings, errors
-
-
-def _unparseable(text: str, path: str) -> FileError | None:
-    """CPython's own parser first: libcst's native parser segfaults on deeply nested input
-    (`"(" * 3000` kills the process), CPython's raises. Same message format as the engine's."""
-    try:
-        ast.parse(text)
-    except SyntaxError as exc:
-        return FileError(path, exc.lineno, f"syntax error: {exc.msg}")
-    except (RecursionError, MemoryError):
-        return FileError(path, None, "cannot parse: too deeply nested")
-    except (ValueError, TypeError) as exc:
-        return FileError(path, None, f"cannot parse: {exc}")
-    return None
 
 
 def _proposals(engine: Engine, text: str, path: str, wanted: Callable[[], bool]) -> dict[tuple, str | None] | None:

@@ -20,7 +20,7 @@ from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
 from gradfix.diffing import unified_diff
 from gradfix.engine import Engine, Policy, policy_decider
-from gradfix.runner import RunReport, fix_paths, lint_paths
+from gradfix.runner import FileLint, RunReport, fix_paths, lint_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 0, 1, 2, 3
 
@@ -118,9 +118,8 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
         for res in report.fixes:
             for c in res.changes:
                 verdicts[(res.path, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
-        lint = lint_paths(engine, paths, config)
-        lint.errors = report.errors
-        report = lint
+            # every change was rejected, so the findings are those of the file as it is
+            report.lints.append(FileLint(res.path, res.findings))
     else:
         report = lint_paths(engine, paths, config)
     total = sum(len(l.findings) for l in report.lints)

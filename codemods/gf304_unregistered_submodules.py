@@ -163,30 +163,19 @@ class UnregisteredSubmodules(Rule):
         if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
             if not value.elements:
                 return None
-            ctors = []
-            for el in value.elements:
-                if isinstance(el, cst.StarredElement):
-                    return None
-                c = is_module_ctor_call(el.value, index)
-                if c is None:
-                    return None
-                ctors.append(c)
-            return ctors
+            if any(isinstance(el, cst.StarredElement) for el in value.elements):
+                return None
+            return _all_module_ctors([el.value for el in value.elements], index)
         if isinstance(value, (cst.ListComp, cst.GeneratorExp)):
             c = is_module_ctor_call(value.elt, index)
             return [c] if c is not None else None
         if isinstance(value, cst.Dict):
             if not value.elements:
                 return None
-            ctors = []
-            for el in value.elements:
-                if not isinstance(el, cst.DictElement) or not isinstance(el.key, (cst.SimpleString, cst.FormattedString)):
-                    return None
-                c = is_module_ctor_call(el.value, index)
-                if c is None:
-                    return None
-                ctors.append(c)
-            return ctors
+            if not all(isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.FormattedString))
+                       for el in value.elements):
+                return None
+            return _all_module_ctors([el.value for el in value.elements], index)
         if isinstance(value, cst.DictComp):
             c = is_module_ctor_call(value.value, index)
             return [c] if c is not None else None
@@ -265,6 +254,17 @@ class UnregisteredSubmodules(Rule):
 def _names(ctors: list[str]) -> str:
     shown = list(dict.fromkeys(c.rsplit(".", 1)[-1] for c in ctors))
     return ", ".join(f"`{s}`" for s in shown[:3]) + (" ..." if len(shown) > 3 else "")
+
+
+def _all_module_ctors(values, index) -> list[str] | None:
+    """The module constructor of every value, or None when one is not a module."""
+    ctors = []
+    for v in values:
+        c = is_module_ctor_call(v, index)
+        if c is None:
+            return None
+        ctors.append(c)
+    return ctors
 
 
 RULE = UnregisteredSubmodules

@@ -114,10 +114,6 @@ class ParseFailure(Exception):
         self.line = line
 
 
-def parse(source: str, path: str) -> cst.Module:
-    return parse_both(source, path)[0]
-
-
 def _python_tree(source: str) -> ast.Module:
     # CPython's parser first: libcst's native parser crashes the process on very deep
     # nesting (`"(" * 3000`), where CPython raises a SyntaxError.
@@ -234,12 +230,12 @@ class Engine:
         """Every finding with the whole text after applying its fix alone (None when it has no
         fix or the fix would not parse). For editors: quick fixes are diffs of these texts."""
         try:
-            module = parse(source, path)
+            module, py_tree = parse_both(source, path)
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         out: list[tuple[Finding, str | None]] = []
         strict = _compiles(source)
-        for f in self._findings(module, source, path):
+        for f in self._findings(module, source, path, py_tree):
             after = None
             if f.fix is not None:
                 after = apply_fixes(module, [f.fix])
@@ -256,11 +252,11 @@ class Engine:
         strict = _compiles(source)
         for _round in range(MAX_ROUNDS):
             try:
-                module = parse(current, path)
+                module, py_tree = parse_both(current, path)
             except ParseFailure as exc:
                 result.errors.append(FileError(path, exc.line, str(exc)))
                 return result
-            findings = self._findings(module, current, path)
+            findings = self._findings(module, current, path, py_tree)
             mapping = line_map(source, current) if current is not source else None
             candidates: list[Change] = []
             for f in findings:

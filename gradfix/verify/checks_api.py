@@ -685,18 +685,13 @@ def check_registers_params(ctx: Ctx) -> Outcome:
                            name)
         if len(o_out) != len(n_out):
             return Outcome("failed", f"the number of outputs changes ({mode} mode)", name)
-        for i, (a, b) in enumerate(zip(o_out, n_out)):
-            d = rel_diff(a, b)
-            if d > worst:
-                worst, where = d, f"output {i} ({mode} mode)"
+        d, w = _largest_diff(o_out, n_out, o_ig, n_ig, f"{mode} mode")
+        if d > worst:
+            worst, where = d, w
         for n, g in o_g.items():
             d = rel_diff(g, n_g.get(n))
             if d > worst:
                 worst, where = d, f"grad of {n} ({mode} mode)"
-        for i, (a, b) in enumerate(zip(o_ig, n_ig)):
-            d = rel_diff(a, b)
-            if d > worst:
-                worst, where = d, f"input grad ({mode} mode)"
         got_grad += [n for n in gained_here if n_g.get(n) is not None]
     if worst > TOL_F32:
         return Outcome("failed", f"{reg}, but {where} differs: norm-relative {worst:.1e}", name)
@@ -782,10 +777,9 @@ def _checkpoint_unit(ctx: Ctx, name: str) -> Outcome:
             runs += 1
             if len(o_out) != len(n_out):
                 return Outcome("failed", f"the number of outputs changes ({mode} mode)", name)
-            for i, (a, b) in enumerate(zip(o_out, n_out)):
-                d = rel_diff(a, b)
-                if d > worst:
-                    worst, where = d, f"output {i} ({mode} mode, {label})"
+            d, w = _largest_diff(o_out, n_out, o_ig, n_ig, f"{mode} mode, {label}")
+            if d > worst:
+                worst, where = d, w
             for p, a in o_g.items():
                 b = n_g.get(p)
                 if a is None and b is not None:
@@ -797,10 +791,6 @@ def _checkpoint_unit(ctx: Ctx, name: str) -> Outcome:
                     d = rel_diff(a, b)
                     if d > worst:
                         worst, where = d, f"grad of {p} ({mode} mode, {label})"
-            for a, b in zip(o_ig, n_ig):
-                d = rel_diff(a, b)
-                if d > worst:
-                    worst, where = d, f"input grad ({mode} mode, {label})"
     if worst > ctx.tol:
         return Outcome("failed", f"{where} differs: norm-relative {worst:.1e}", name)
     agree = (f"outputs and every gradient the original computed agree (fp64, eval and train mode, inputs with and "
@@ -935,3 +925,17 @@ def _build_both(ctx, name: str, context) -> "dict[str, Any] | Outcome":
                 return Outcome("untestable", f"constructing the original {name} raises {why}{hint}", name)
             return Outcome("failed", f"new version raises {ctx.explain(e, name)} when constructing {name}", name)
     return built
+
+
+def _largest_diff(o_out, n_out, o_ig, n_ig, context: str) -> tuple[float, str]:
+    """The largest norm-relative difference over outputs and input gradients, and where."""
+    worst, where = 0.0, ""
+    for i, (a, b) in enumerate(zip(o_out, n_out)):
+        d = rel_diff(a, b)
+        if d > worst:
+            worst, where = d, f"output {i} ({context})"
+    for a, b in zip(o_ig, n_ig):
+        d = rel_diff(a, b)
+        if d > worst:
+            worst, where = d, f"input grad ({context})"
+    return worst, where
