@@ -188,15 +188,15 @@ class Engine:
                   tables: tuple[dict, dict] | None = None, reuse=None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         index = FileIndex(wrapper, source, py_tree, tables, reuse)
-        table = suppression.suppressions(source)
         found: list[Finding] = []
         with tree.active(index.children, index.preorder):
             for rule in self.rules:
-                ctx = RuleContext(index, path, rule)
-                for f in rule.check(ctx):
-                    if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line):
-                        found.append(f)
+                found.extend(rule.check(RuleContext(index, path, rule)))
         index.keep_flows()
+        if found:
+            # comments are read only when there is something to suppress
+            table = reuse.suppressions() if reuse is not None else suppression.suppressions(source)
+            found = [f for f in found if not suppression.is_suppressed(table, f.rule, f.span.line, f.span.end_line)]
         found.sort(key=lambda f: (f.span.line, f.span.column, f.rule))
         return _dedupe(found)
 

@@ -2,11 +2,15 @@
 
 A document is cut into top-level statements at the line where CPython's parser says
 each one ends (comment and blank lines before a statement go with it). A chunk whose
-text did not change since the previous version keeps its libcst tree and its recorded
-children, so an edit inside one function costs the parse and the tree record of that
-function only. Used for diagnostics only: rewrites always parse the whole file, because
-trailing comments of an indented block may be owned differently here (by the next
-statement instead of the block's footer), which changes nothing the rules look at.
+text did not change since the previous version keeps its libcst tree, its recorded
+children, its pre-order and its suppression comments, so an edit inside one function
+costs the parse and the tree record of that function only. The file-wide tables are
+kept between versions and patched: the entries of the chunks that went away are
+dropped and those of the new chunks added.
+
+Used for diagnostics only: rewrites always parse the whole file, because trailing
+comments of an indented block may be owned differently here (by the next statement
+instead of the block's footer), which changes nothing the rules look at.
 """
 
 from __future__ import annotations
@@ -16,19 +20,22 @@ import re
 
 import libcst as cst
 
+from gradfix import suppression
 from gradfix.analysis.tree import index_tree, preorder_spans
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 class _Chunk:
-    __slots__ = ("stmt", "children", "parents", "indent", "newline", "header", "footer", "trailing", "order", "spans")
+    __slots__ = ("text", "stmt", "children", "parents", "indent", "newline", "header", "footer", "trailing",
+                 "order", "spans", "_suppressions")
 
     def __init__(self, text: str, first: bool, last: bool):
         module = cst.parse_module(text)
         if len(module.body) != 1:
             raise ValueError("a chunk must hold one statement")
         stmt = module.body[0]
+        self.text = text
         self.header = list(module.header) if first else []
         if not first and module.header:
             stmt = stmt.with_changes(leading_lines=[*module.header, *stmt.leading_lines])
@@ -42,13 +49,26 @@ class _Chunk:
         block = getattr(stmt, "body", None)
         self.indent = module.default_indent if isinstance(block, cst.IndentedBlock) else None
         self.newline = module.default_newline
+        self._suppressions: dict[int, set[str]] | None = None
+
+    def suppressions(self) -> dict[int, set[str]]:
+        """Suppression comments by line within the chunk (a chunk is whole logical lines,
+        so it tokenizes on its own)."""
+        if self._suppressions is None:
+            self._suppressions = suppression.suppressions(self.text)
+        return self._suppressions
 
 
 class IncrementalParser:
     """One per open document: the previous version's chunks, reused by text."""
 
     def __init__(self) -> None:
-        self._chunks: dict[tuple[str, bool, bool], _Chunk] = {}
+        self._chunks: dict[tuple[str, bool, bool], list[_Chunk]] = {}
+        self._live: list[tuple[int, _Chunk]] = []       # (first line, chunk) of the current version
+        self._extra: tuple[list, list, list] = ([], [], [])  # table keys not owned by a chunk
+        self.children: dict[int, list] = {}
+        self.parents: dict = {}
+        self.spans: dict = {}
         self.reused = 0
         self.parsed = 0
         # the previous version's data flow per function (gradfix.analysis.FileIndex reuses
@@ -58,7 +78,7 @@ class IncrementalParser:
 
     def parse(self, source: str, py_tree: ast.Module):
         """(module, children table, parents, pre-order spans) or None when the document does not
-        cut cleanly."""
+        cut cleanly. The tables are the parser's own, patched in place from one version to the next."""
         body = py_tree.body
         if not body:
             return None
@@ -69,65 +89,108 @@ class IncrementalParser:
                 ends[-1] = max(ends[-1], node.end_lineno or node.lineno)  # `a; b` on one line
             else:
                 ends.append(node.end_lineno or node.lineno)
-        texts = []
+        texts: list[tuple[int, str]] = []
         start = 0
         for i, end in enumerate(ends):
             stop = len(lines) if i == len(ends) - 1 else end
-            texts.append("".join(lines[start:stop]))
+            texts.append((start + 1, "".join(lines[start:stop])))
             start = stop
+        # identical statements (two copies of a function) each get a chunk of their own:
+        # one tree node in two places would put both findings on one line
+        pool = {key: list(chunks) for key, chunks in self._chunks.items()}
+        live: list[tuple[int, _Chunk]] = []
+        keys: list[tuple[str, bool, bool]] = []
+        new: list[_Chunk] = []
         try:
-            chunks = []
-            fresh: dict[tuple[str, bool, bool], _Chunk] = {}
-            for i, text in enumerate(texts):
+            for i, (first_line, text) in enumerate(texts):
                 key = (text, i == 0, i == len(texts) - 1)
-                chunk = self._chunks.get(key) or fresh.get(key)
-                if chunk is None:
-                    chunk = _Chunk(text, key[1], key[2])
-                    self.parsed += 1
-                else:
+                keys.append(key)
+                spare = pool.get(key)
+                if spare:
+                    chunk = spare.pop()
                     self.reused += 1
-                fresh[key] = chunk
-                chunks.append(chunk)
+                else:
+                    chunk = _Chunk(text, key[1], key[2])
+                    new.append(chunk)
+                    self.parsed += 1
+                live.append((first_line, chunk))
         except (cst.ParserSyntaxError, ValueError, RecursionError):
             return None
+        chunks = [c for _, c in live]
         indents = {c.indent for c in chunks if c.indent is not None}
         newlines = {c.newline for c in chunks}
         if len(indents) > 1 or len(newlines) > 1:
             return None  # mixed conventions: a whole-file parse renders them faithfully
-        self._chunks = fresh
         module = cst.Module(
             body=[c.stmt for c in chunks], header=chunks[0].header, footer=chunks[-1].footer,
             default_indent=indents.pop() if indents else "    ", default_newline=newlines.pop(),
             has_trailing_newline=chunks[-1].trailing,
         )
-        children: dict[int, list] = {}
-        parents: dict = {}
-        for c in chunks:
+        self._patch_tables(module, chunks, [c for spare in pool.values() for c in spare], new)
+        self._chunks = {}
+        for key, chunk in zip(keys, chunks):
+            self._chunks.setdefault(key, []).append(chunk)
+        self._live = live
+        return module, self.children, self.parents, self.spans
+
+    def _patch_tables(self, module: cst.Module, chunks: list[_Chunk], gone: list[_Chunk], new: list[_Chunk]) -> None:
+        children, parents, spans = self.children, self.parents, self.spans
+        old_children, old_parents, old_spans = self._extra
+        for k in old_children:
+            children.pop(k, None)
+        for n in old_parents:
+            parents.pop(n, None)
+        for k in old_spans:
+            spans.pop(k, None)
+        for c in gone:
+            for k in c.children:
+                del children[k]
+            for n in c.parents:
+                del parents[n]
+            parents.pop(c.stmt, None)
+            for k in c.spans:
+                del spans[k]
+        for c in new:
             children.update(c.children)
             parents.update(c.parents)
-        extra_children, extra_parents = {}, {}
-        for line in [*module.header, *module.footer]:
+            spans.update(c.spans)
+        # the module node itself, and the comment lines above the first and below the last statement
+        extra_children: dict[int, list] = {}
+        extra_parents: dict = {}
+        order: list = [module]
+        extra_spans: dict = {}
+        for line in module.header:
             t, p = index_tree(line)
             extra_children.update(t)
             extra_parents.update(p)
-        children.update(extra_children)
-        parents.update(extra_parents)
-        top = [*module.header, *module.body, *module.footer]
-        children[id(module)] = top
-        for node in top:
-            parents[node] = module
-        spans: dict = {}
-        order: list = [module]
-        for line in module.header:
-            o, sp = preorder_spans(line, extra_children)
-            spans.update(sp)
+            o, sp = preorder_spans(line, t)
+            extra_spans.update(sp)
             order.extend(o)
+        for c in module.body:
+            parents[c] = module
         for c in chunks:
-            spans.update(c.spans)
             order.extend(c.order)
         for line in module.footer:
-            o, sp = preorder_spans(line, extra_children)
-            spans.update(sp)
+            t, p = index_tree(line)
+            extra_children.update(t)
+            extra_parents.update(p)
+            o, sp = preorder_spans(line, t)
+            extra_spans.update(sp)
             order.extend(o)
-        spans[id(module)] = (order, 0, len(order))
-        return module, children, parents, spans
+        top = [*module.header, *module.body, *module.footer]
+        extra_children[id(module)] = top
+        for node in (*module.header, *module.footer):
+            extra_parents[node] = module
+        extra_spans[id(module)] = (order, 0, len(order))
+        children.update(extra_children)
+        parents.update(extra_parents)
+        spans.update(extra_spans)
+        self._extra = (list(extra_children), list(extra_parents), list(extra_spans))
+
+    def suppressions(self) -> dict[int, set[str]]:
+        """The current version's suppression comments, tokenizing only chunks that changed."""
+        table: dict[int, set[str]] = {}
+        for first_line, chunk in self._live:
+            for line, codes in chunk.suppressions().items():
+                table[line + first_line - 1] = codes
+        return table

@@ -104,3 +104,68 @@ def test_walks_from_kept_statements_match_plain_walks():
             assert [id(n) for n in nodes] == [id(n) for n in _walk(module)]
             for node in nodes[::11]:
                 assert [id(n) for n in walk(node)] == [id(n) for n in _walk(node)]
+
+
+TRAIN = '''
+
+def train(model, loader, opt):
+    for x, y in loader:
+        opt.zero_grad()
+        loss = model(x).sum() / 1000000000
+        loss.backward()
+        opt.step()
+'''
+
+
+def test_identical_statements_are_separate_nodes(engine):
+    # three copies of one function: one shared tree node would report one line three times
+    source = "import torch\n" + TRAIN * 3
+    parser = IncrementalParser()
+    found = key(engine.lint_source(source, "t.py", incremental=parser))
+    assert found == key(engine.lint_source(source, "t.py"))
+    assert [f[0] for f in found[0]] == ["GF201"] * 3
+    assert len({f[1].line for f in found[0]}) == 3
+    edited = source.replace("/ 1000000000", "/ 1000000000  # gradfix: ignore[GF201]", 1)
+    again = key(engine.lint_source(edited, "t.py", incremental=parser))
+    assert again == key(engine.lint_source(edited, "t.py"))
+    assert len(again[0]) == 2
+
+
+def test_suppressions_follow_their_lines_across_edits(engine):
+    source = "import torch\n" + TRAIN.replace("/ 1000000000", "/ 1000000000  # noqa: GF201") + TRAIN
+    parser = IncrementalParser()
+    first = key(engine.lint_source(source, "t.py", incremental=parser))
+    assert first == key(engine.lint_source(source, "t.py")) and len(first[0]) == 1
+    # lines inserted above both functions: the comment's line moves, the chunk is reused
+    edited = source.replace("import torch\n", "import torch\nimport math\n\nSCALE = 1\n", 1)
+    again = key(engine.lint_source(edited, "t.py", incremental=parser))
+    assert again == key(engine.lint_source(edited, "t.py"))
+    assert [f[1].line for f in again[0]] == [first[0][0][1].line + 3]
+
+
+def test_patched_tables_equal_fresh_ones():
+    from gradfix.analysis.tree import index_tree, preorder_spans
+
+    rng = random.Random(11)
+    for case in CASES[::4]:
+        parser = IncrementalParser()
+        lines = case.read_text().split("\n")
+        for step in range(5):
+            i = rng.randrange(len(lines))
+            lines.insert(i, "" if rng.random() < 0.5 else "# edit")
+            text = "\n".join(lines)
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                continue
+            parsed = parser.parse(text, tree)
+            if parsed is None:
+                continue
+            module, children, parents, spans = parsed
+            want_children, want_parents = index_tree(module)
+            assert children.keys() == want_children.keys(), (case, step)
+            assert all([id(n) for n in children[k]] == [id(n) for n in v] for k, v in want_children.items())
+            assert {id(n): id(p) for n, p in parents.items()} == {id(n): id(p) for n, p in want_parents.items()}
+            order, want_spans = preorder_spans(module, want_children)
+            assert spans.keys() == want_spans.keys()
+            assert [id(n) for n in spans[id(module)][0]] == [id(n) for n in order]
