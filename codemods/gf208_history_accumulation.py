@@ -94,7 +94,7 @@ def _backpropagated_names(it) -> set[str]:
     """Names that reach some backward call in the scope (a chunk sum backpropagated once is not history)."""
     out = set()
     for node in _walk(it.scope):
-        if isinstance(node, cst.Call):
+        if type(node) is cst.Call:
             t = backward_target(node, it.flow)
             if t is not None:
                 out |= names_in(t[0])

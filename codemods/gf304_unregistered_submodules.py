@@ -17,7 +17,7 @@ _REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_par
 
 
 def _self_attr(expr) -> str | None:
-    if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
         return expr.attr.value
     return None
 
@@ -96,12 +96,21 @@ class UnregisteredSubmodules(Rule):
             if isinstance(node, cst.AugAssign) and _self_attr(node.target) is not None:
                 for ctor in self._elements(flow, node.value, index) or []:
                     filled.setdefault(_self_attr(node.target), []).append(ctor)
+        if not assigns:
+            return
+        # one pass over the class (exact type tests: isinstance against libcst's classes is slow)
         for node in walk(cls):
-            if not isinstance(node, cst.Call):
+            kind = type(node)
+            if kind is cst.For:  # `for i, m in enumerate(self.x): self.add_module(str(i), m)`
+                if any(type(n) is cst.Call and type(n.func) is cst.Attribute and
+                       n.func.attr.value in _REGISTERING_METHODS for n in walk(node.body)):
+                    registered |= {a for a in (_self_attr(n) for n in walk(node.iter)) if a}
+                continue
+            if kind is not cst.Call:
                 continue
             func = node.func
             # self.x.append(Block()) / self.x.extend([...])
-            if isinstance(func, cst.Attribute) and _self_attr(func.value) is not None and \
+            if type(func) is cst.Attribute and _self_attr(func.value) is not None and \
                     func.attr.value in ("append", "extend", "insert") and node.args:
                 attr = _self_attr(func.value)
                 value = node.args[-1].value
@@ -112,30 +121,25 @@ class UnregisteredSubmodules(Rule):
             # anything that registers `self.x` another way
             q = qualname(func, index.imports) or ""
             registering = (q.startswith("torch.nn.") and not q.startswith(("torch.nn.functional", "torch.nn.init"))) or (
-                isinstance(func, cst.Attribute) and func.attr.value in _REGISTERING_METHODS) or q == "setattr"
+                type(func) is cst.Attribute and func.attr.value in _REGISTERING_METHODS) or q == "setattr"
             if registering:
                 for arg in node.args:
                     for sub in walk(arg.value):
                         attr = _self_attr(sub)
                         if attr is not None:
                             registered.add(attr)
-        for node in walk(cls):
-            if isinstance(node, cst.For):  # `for i, m in enumerate(self.x): self.add_module(str(i), m)`
-                if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and
-                       n.func.attr.value in _REGISTERING_METHODS for n in walk(node.body)):
-                    registered |= {a for a in (_self_attr(n) for n in walk(node.iter)) if a}
-        # state managed by hand: reassigned outside __init__ (reset each episode, meta-learning context
-        # parameters) or differentiated with torch.autograd.grad: a parameter would change its meaning
-        for stmt in cls.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt is not init:
-                for node in walk(stmt):
-                    if isinstance(node, (cst.Assign, cst.AugAssign)):
-                        targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-                        registered |= {a for a in (_self_attr(t) for t in targets) if a}
-        for node in walk(cls):
-            if isinstance(node, cst.Call) and qualname(node.func, index.imports) in (
-                    "torch.autograd.grad", "torch.autograd.functional.jacobian"):
+            # state differentiated with torch.autograd.grad: a parameter would change its meaning
+            if q in ("torch.autograd.grad", "torch.autograd.functional.jacobian"):
                 registered |= {a for a in (_self_attr(n) for n in walk(node)) if a}
+        # state managed by hand: reassigned outside __init__ (reset each episode, meta-learning context
+        # parameters)
+        for stmt in cls.body.body:
+            if type(stmt) is cst.FunctionDef and stmt is not init:
+                for node in walk(stmt):
+                    kind = type(node)
+                    if kind is cst.Assign or kind is cst.AugAssign:
+                        targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+                        registered |= {a for a in (_self_attr(t) for t in targets) if a}
         for attr, nodes in assigns.items():
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)

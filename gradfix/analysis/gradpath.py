@@ -112,18 +112,19 @@ class GradPaths:
         stack = [expr]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Lambda):
+            kind = type(node)
+            if kind is cst.Lambda:
                 continue
-            if isinstance(node, cst.Call):
+            if kind is cst.Call:
                 if is_break(node, self.imports) is not None:
                     continue
                 if self.calls_trained(node):
                     return True
-            if isinstance(node, cst.Name):
+            if kind is cst.Name:
                 if node.value in self.preds:
                     return True
                 continue
-            if isinstance(node, cst.Attribute):
+            if kind is cst.Attribute:
                 stack.append(node.value)
                 continue
             stack.extend(children(node))

@@ -67,9 +67,10 @@ def _walk_calls(node):
     stack = [node]
     while stack:
         cur = stack.pop()
-        if isinstance(cur, (cst.Lambda,)):
+        kind = type(cur)
+        if kind is cst.Lambda:
             continue
-        if isinstance(cur, cst.Call):
+        if kind is cst.Call:
             yield cur
         stack.extend(children(cur))
 

@@ -58,7 +58,7 @@ def all_calls(index) -> list[cst.Call]:
     """Every call of the file in source order, collected once per FileIndex for all the rules that scan calls."""
     found = _CALLS.get(index)
     if found is None:
-        found = [n for n in walk(index.module) if isinstance(n, cst.Call)]
+        found = [n for n in walk(index.module) if type(n) is cst.Call]
         _CALLS[index] = found
     return found
 

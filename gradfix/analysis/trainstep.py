@@ -131,13 +131,11 @@ def names_in(expr: cst.CSTNode) -> set[str]:
     stack = [expr]
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.Name):
+        kind = type(node)
+        if kind is cst.Name:
             found.add(node.value)
             continue
-        if isinstance(node, cst.Attribute):
-            stack.append(node.value)
-            continue
-        if isinstance(node, cst.Arg):
+        if kind is cst.Attribute or kind is cst.Arg:
             stack.append(node.value)
             continue
         stack.extend(children(node))
