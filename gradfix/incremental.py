@@ -75,6 +75,8 @@ class IncrementalParser:
         # those whose node was kept, when the file-level facts they read are unchanged)
         self.flows: dict[int, object] = {}
         self.flow_facts: tuple | None = None
+        # positions generated per statement, for the statements still in the document
+        self.positions: dict[tuple, tuple] = {}
 
     def parse(self, source: str, py_tree: ast.Module):
         """(module, children table, parents, pre-order spans) or None when the document does not

@@ -94,3 +94,32 @@ def test_walk_slices_match_a_plain_walk(name, source):
         nodes = list(walk(module))
         for node in nodes:
             assert [id(n) for n in walk(node)] == [id(n) for n in _walk(node)]
+
+
+@pytest.mark.parametrize("incremental", [False, True], ids=["whole-file", "incremental"])
+def test_calls_in_evaluation_order_read_off_the_preorder(incremental):
+    """The pre-order slice walk of the training-iteration analysis gives the calls of a
+    recursive post-order walk, for every small statement and every compound header."""
+    import ast
+
+    from gradfix.analysis.iteration import _post_order_calls, _post_order_calls_walk
+    from gradfix.analysis.tree import active, walk
+    from gradfix.incremental import IncrementalParser
+
+    sources = [TRICKY + "\nz = f(g(h(1), lambda q: k(q)), m(2)).n(o())\n"]
+    sources += [p.read_text() for p in sorted((ROOT / "golden").rglob("*.py"))[::3]]
+    checked = 0
+    for source in sources:
+        if incremental:
+            module, children, parents, spans = IncrementalParser().parse(source, ast.parse(source))
+            index = FileIndex(cst.MetadataWrapper(module, unsafe_skip_copy=True), source, None,
+                              (children, parents, spans))
+        else:
+            index = FileIndex(cst.MetadataWrapper(cst.parse_module(source), unsafe_skip_copy=True), source)
+        with active(index.children, index.preorder):
+            for node in walk(index.module):
+                if isinstance(node, (cst.BaseSmallStatement, cst.BaseCompoundStatement, cst.Module)):
+                    fast = _post_order_calls(node)
+                    assert [id(c) for c in fast] == [id(c) for c in _post_order_calls_walk(node)]
+                    checked += len(fast)
+    assert checked > 100

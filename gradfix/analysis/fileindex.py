@@ -11,10 +11,10 @@ from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import ImportMap, qualname
-from gradfix.analysis.tree import active, children, index_tree, preorder_spans, walk
+from gradfix.analysis.tree import active, children, concrete, index_tree, preorder_spans, walk
 
-_STATEMENT_CONTAINERS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
-                         cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+_STATEMENT_CONTAINERS = concrete(cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
+                                 cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 _INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
 
 
@@ -42,7 +42,7 @@ class FileIndex:
         # file-level facts a Flow reads (imports, module classes, submodules) are the same
         self._reuse = reuse
         self._preorder = tables[2] if tables is not None and len(tables) > 2 else None
-        self._statement_positions: dict[int, tuple] = {}
+        self._statement_positions: dict[tuple, tuple] = reuse.positions if reuse is not None else {}
 
     def preorder(self):
         """For each node, the pre-order list holding its subtree and the slice (built on first use,
@@ -71,13 +71,7 @@ class FileIndex:
         if anchor is not None:
             # a one-line statement: generate just that line and shift it to its place
             lineno, col = anchor
-            cached = self._statement_positions.get(id(line))
-            if cached is None:
-                sub = self.module.with_changes(body=[line], header=[], footer=[])
-                table = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider)
-                cached = (table, lineno - len(line.leading_lines) - 1)
-                self._statement_positions[id(line)] = cached
-            table, offset = cached
+            table, offset = self._positions_of(line), lineno - len(line.leading_lines) - 1
             r = table[node]
             own = len(line.leading_lines) + 1  # the statement's own row in the generated text
             if r.start.line == own:
@@ -90,16 +84,22 @@ class FileIndex:
         starts = self._statement_starts
         if stmt is None or starts is None:
             return self.positions[node]
-        cached = self._statement_positions.get(id(stmt))
-        if cached is None:
-            sub = self.module.with_changes(body=[stmt], header=[], footer=[])
-            table = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider)
-            cached = (table, starts[id(stmt)] - 1)
-            self._statement_positions[id(stmt)] = cached
-        table, offset = cached
+        table, offset = self._positions_of(stmt), starts[id(stmt)] - 1
         r = table[node]
         return CodeRange(CodePosition(r.start.line + offset, r.start.column),
                          CodePosition(r.end.line + offset, r.end.column))
+
+    def _positions_of(self, stmt: cst.CSTNode):
+        """Positions inside one statement, generated alone (rows from its first leading line).
+        The incremental parser keeps them for the statements an edit did not touch."""
+        key = (id(stmt), self.module.default_indent, self.module.default_newline)
+        hit = self._statement_positions.get(key)
+        if hit is not None and hit[0] is stmt:
+            return hit[1]
+        sub = self.module.with_changes(body=[stmt], header=[], footer=[])
+        table = cst.MetadataWrapper(sub, unsafe_skip_copy=True).resolve(PositionProvider)
+        self._statement_positions[key] = (stmt, table)
+        return table
 
     @cached_property
     def _ast_body(self) -> list | None:
@@ -322,6 +322,8 @@ class FileIndex:
         if self._reuse is not None:
             self._reuse.flows = {k: f for k, f in self._flows.items() if isinstance(f.scope, cst.FunctionDef)}
             self._reuse.flow_facts = self.flow_facts
+            parents = self.parents
+            self._reuse.positions = {k: v for k, v in self._statement_positions.items() if v[0] in parents}
 
     def scopes(self) -> list[cst.CSTNode]:
         """The module and every function (methods included), outermost first."""
@@ -334,10 +336,11 @@ class FileIndex:
         stack = list(reversed(self.module.body))
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.FunctionDef):
+            kind = type(node)
+            if kind is cst.FunctionDef:
                 found.append(node)
-            if isinstance(node, _STATEMENT_CONTAINERS):
-                stack.extend(reversed([c for c in children(node) if isinstance(c, _STATEMENT_CONTAINERS)]))
+            if kind in _STATEMENT_CONTAINERS:
+                stack.extend(reversed([c for c in children(node) if type(c) in _STATEMENT_CONTAINERS]))
         return found
 
     def code(self, node: cst.CSTNode) -> str:

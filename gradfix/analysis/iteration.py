@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradfix.analysis.tree import children, walk
+from gradfix.analysis.tree import children, preorder_span, preorder_spans_table, walk
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.flow import Binding, Flow, Kind
@@ -81,8 +81,35 @@ class Event:
 
 
 def _post_order_calls(node: cst.CSTNode):
-    """Calls in evaluation order: arguments and receivers before the call itself (exact type
-    tests: an isinstance against libcst's abstract-base classes costs ten times as much)."""
+    """Calls in evaluation order: arguments and receivers before the call itself. Read off the
+    file's pre-order (a call's subtree is the slice after it), with exact type tests: an
+    isinstance against libcst's abstract-base classes costs ten times as much."""
+    span = preorder_span(node)
+    if span is None:
+        return _post_order_calls_walk(node)
+    order, i, end = span
+    spans = preorder_spans_table()
+    if i + 1 < end and spans[id(order[i + 1])][0] is not order:
+        return _post_order_calls_walk(node)  # the module: its statements keep pre-orders of their own
+    out: list = []
+    pending: list = []                       # (call, end of its subtree), innermost last
+    while i < end:
+        while pending and i >= pending[-1][1]:
+            out.append(pending.pop()[0])
+        n = order[i]
+        t = type(n)
+        if t is cst.Lambda or t is cst.FunctionDef or t is cst.ClassDef:
+            i = spans[id(n)][2]
+            continue
+        if t is cst.Call:
+            pending.append((n, spans[id(n)][2]))
+        i += 1
+    while pending:
+        out.append(pending.pop()[0])
+    return out
+
+
+def _post_order_calls_walk(node: cst.CSTNode):
     out = []
     stack: list = [(node, False)]
     while stack:
@@ -171,7 +198,7 @@ class Iteration:
         self.other_backward_loops: set[int] = set()
         if self.loop is not None:
             for node in _walk(self.loop.body):
-                if isinstance(node, (cst.For, cst.While)) and node is not self.loop:
+                if (type(node) is cst.For or type(node) is cst.While) and node is not self.loop:
                     if any(backward_target(c, flow) is not None for c in _calls_in(node)) and \
                             not _contains(node, tl.backward_call):
                         self.other_backward_loops.add(id(node))
@@ -655,12 +682,13 @@ def function_ops(index, fn: cst.FunctionDef) -> set[str]:
     """zero_grad / unscale / clip / step / backward done directly in `fn`'s body."""
     ops = set()
     for node in _walk(fn.body):
-        if isinstance(node, cst.Assign):
+        kind = type(node)
+        if kind is cst.Assign:
             for t in node.targets:
                 if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" and \
                         isinstance(node.value, cst.Name) and node.value.value == "None":
                     ops.add("zero_grad")
-        if not isinstance(node, cst.Call):
+        if kind is not cst.Call:
             continue
         func = node.func
         if isinstance(func, cst.Attribute):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, concrete
 
 
 def dotted(expr: cst.BaseExpression) -> str | None:
@@ -62,15 +62,17 @@ def _walk_imports(module: cst.Module):
     stack: list[cst.CSTNode] = list(reversed(module.body))
     while stack:
         node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
+        kind = type(node)
+        if kind is cst.SimpleStatementLine:
             for small in node.body:
-                if isinstance(small, (cst.Import, cst.ImportFrom)):
+                if type(small) in _IMPORTS:
                     yield small
             continue
-        if isinstance(node, _CONTAINERS):
-            stack.extend(reversed([c for c in children(node) if isinstance(c, _STATEMENT_LIKE)]))
+        if kind in _CONTAINERS:
+            stack.extend(reversed([c for c in children(node) if type(c) in _STATEMENT_LIKE]))
 
 
-_CONTAINERS = (cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
-               cst.Finally, cst.MatchCase)
-_STATEMENT_LIKE = _CONTAINERS + (cst.SimpleStatementLine,)
+_IMPORTS = concrete(cst.Import, cst.ImportFrom)
+_CONTAINERS = concrete(cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
+                       cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+_STATEMENT_LIKE = _CONTAINERS | {cst.SimpleStatementLine}

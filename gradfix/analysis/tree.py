@@ -113,6 +113,19 @@ def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dic
     return order, spans
 
 
+def concrete(*classes: type) -> frozenset[type]:
+    """The node classes that are `classes` or derive from them, for `type(node) in ...`: an
+    isinstance against libcst's classes (abstract base classes) costs several times as much."""
+    found: set[type] = set()
+    stack = list(classes)
+    while stack:
+        cls = stack.pop()
+        if cls not in found:
+            found.add(cls)
+            stack.extend(cls.__subclasses__())
+    return frozenset(found)
+
+
 def children(node: cst.CSTNode) -> list:
     table = _TABLE.get()
     if table is not None:
@@ -120,6 +133,18 @@ def children(node: cst.CSTNode) -> list:
         if found is not None:
             return found
     return list(node.children)
+
+
+def preorder_spans_table() -> dict | None:
+    """The active index's (pre-order list, start, end) per node id, or None."""
+    provider = _PREORDER.get()
+    return provider() if provider is not None else None
+
+
+def preorder_span(node: cst.CSTNode) -> tuple[list, int, int] | None:
+    """`node`'s subtree as a slice of the active index's pre-order list, or None."""
+    table = preorder_spans_table()
+    return table.get(id(node)) if table is not None else None
 
 
 def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
