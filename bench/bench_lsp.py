@@ -109,6 +109,17 @@ def train_{i}(loader, epochs=3, lr=1e-3):
 '''
 
 
+# (text just before the edited span, text just after it or "" for the line's end, replacements)
+EDIT_SITES = [
+    ("h = h + ", " *", ["0.2", "0.3", "0.05", "0.1"]),                       # a model's forward
+    ("if step % ", " ==", ["25", "100", "10", "50"]),                          # a training loop
+    ("{'lr': ", ",", ["3e-4", "1e-2", "5e-4", "1e-3"]),                        # module-level configuration
+    ("import math", "", [", os", "  # for sqrt", ", sys", ""]),               # the imports
+]
+
+SITE_NAMES = ["forward", "training loop", "module-level config", "imports"]
+
+
 def make_source(lines: int = 2000) -> str:
     text = HEADER
     i = 0
@@ -181,13 +192,21 @@ class Session:
         return fut
 
     async def edit(self, k: int) -> float:
-        """One keystroke-sized edit: rewrite the literal `0.1` on some `h = h + 0.1 * ...` line."""
+        """One keystroke-sized edit, in turn in each of the places people type (EDIT_SITES):
+        a model's forward, a training loop, module-level configuration, and the imports
+        (which every function's data flow reads, so that edit re-analyses the whole file)."""
         lines = self.text.split("\n")
-        targets = [i for i, l in enumerate(lines) if "h = h + " in l]
+        marker, stop, values = EDIT_SITES[k % len(EDIT_SITES)]
+        targets = [i for i, l in enumerate(lines) if marker in l]
+        if not targets:  # a small file without that site: edit a forward
+            marker, stop, values = EDIT_SITES[0]
+            targets = [i for i, l in enumerate(lines) if marker in l]
         line = targets[(k * 7) % len(targets)]
-        start = lines[line].index("h = h + ") + len("h = h + ")
-        end = lines[line].index(" *", start)
-        new = f"0.{(k % 9) + 1}"
+        start = lines[line].index(marker) + len(marker)
+        end = lines[line].index(stop, start) if stop else len(lines[line])
+        new = values[(k // len(EDIT_SITES)) % len(values)]
+        if new == lines[line][start:end]:
+            new = values[(k // len(EDIT_SITES) + 1) % len(values)]
         lines[line] = lines[line][:start] + new + lines[line][end:]
         self.text = "\n".join(lines)
         self.version += 1
@@ -297,6 +316,12 @@ def report(name: str, r: dict) -> None:
     print(f"{name}: {len(lat)} edits, didChange -> publishDiagnostics (same version)")
     print(f"  median {statistics.median(lat) * 1000:7.0f} ms   p95 {pct(lat, 0.95) * 1000:7.0f} ms   "
           f"min {min(lat) * 1000:6.0f} ms   max {max(lat) * 1000:6.0f} ms")
+    if len(lat) >= 2 * len(EDIT_SITES):
+        parts = []
+        for j, (marker, _stop, _values) in enumerate(EDIT_SITES):
+            mine = lat[j::len(EDIT_SITES)]
+            parts.append(f"{SITE_NAMES[j]} {statistics.median(mine) * 1000:.0f}")
+        print("  median by edit site (ms): " + ", ".join(parts))
     sl = r["server_lint"]
     if sl:
         line = f"  server-side Engine.lint_source: median {statistics.median(sl) * 1000:7.0f} ms"
