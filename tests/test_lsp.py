@@ -84,6 +84,20 @@ class Doc:
             text_document=T.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
             content_changes=[T.TextDocumentContentChangeWholeDocument(text=text)]))
 
+    def change_range(self, line: int, start: int, end: int, new: str, end_line: int | None = None) -> None:
+        """An editor's incremental change (ASCII text: columns are characters)."""
+        end_line = line if end_line is None else end_line
+        lines = self.text.split("\n")
+        a = sum(len(l) + 1 for l in lines[:line]) + start
+        b = sum(len(l) + 1 for l in lines[:end_line]) + end
+        self.text = self.text[:a] + new + self.text[b:]
+        self.version += 1
+        self.client.text_document_did_change(T.DidChangeTextDocumentParams(
+            text_document=T.VersionedTextDocumentIdentifier(uri=self.uri, version=self.version),
+            content_changes=[T.TextDocumentContentChangePartial(
+                range=T.Range(start=T.Position(line=line, character=start), end=T.Position(line=end_line, character=end)),
+                text=new)]))
+
     def apply(self, edit: T.WorkspaceEdit) -> str:
         """Apply a WorkspaceEdit the way an editor does; returns the new text (not sent)."""
         edits: list[T.TextEdit] = []
@@ -307,6 +321,37 @@ async def test_push_debounce_restarts_on_each_change(push: LanguageClient):
     assert time.monotonic() - t0 >= 0.3 + 6 * 0.05
     await asyncio.sleep(0.5)
     assert await lints() == before + 1
+
+
+@pytest.mark.asyncio
+async def test_push_diagnostics_follow_incremental_edits(push: LanguageClient):
+    """Typing in a document (the server re-parses only the statements that changed) gives,
+    version after version, the diagnostics of a whole-file analysis of the same text."""
+    from gradfix.codemods import ALL_RULES
+    from gradfix.engine import Engine
+
+    engine = Engine(ALL_RULES)
+    push.workspace_did_change_configuration(T.DidChangeConfigurationParams(settings={"gradfix": {"debounceMs": 0}}))
+    train = ("\n\ndef train(model, loader, opt):\n    for x, y in loader:\n        opt.zero_grad()\n"
+             "        loss = model(x).sum() / 1000000000\n        loss.backward()\n        opt.step()\n")
+    doc = Doc(push, "typing.py", SEED + train)
+    lines = doc.text.split("\n")
+    norm = next(i for i, l in enumerate(lines) if "f /= (" in l)
+    steps = [
+        lambda: doc.change_range(1, 0, 0, "# a comment\n\n"),                      # lines above everything
+        lambda: doc.change_range(len(doc.text.split("\n")) - 1, 0, 0, train),        # a second, identical function
+        lambda: doc.change_range(norm + 2, 0, len(doc.text.split("\n")[norm + 2]),
+                                 doc.text.split("\n")[norm + 2].replace("f /= (", "f = f / (")),  # fix GF101 by hand
+        lambda: doc.change_range(1, 0, 0, "", end_line=3),                           # take the comment back
+        lambda: doc.change_range(2, 0, 0, "import math\n"),                         # the imports change
+    ]
+    for step in steps:
+        step()
+        want = sorted((f.rule, f.span.line - 1) for f in engine.lint_source(doc.text, str(doc.path))[0]
+                      if f.rule in TESTED)
+        await doc.diagnostics(lambda ds: sorted((d.code, d.range.start.line) for d in ds if d.code in TESTED) == want)
+    assert sum(1 for d in push.diagnostics[doc.uri] if d.code == "GF201") == 2
+    assert "GF101" not in codes(push.diagnostics[doc.uri])
 
 
 @pytest.mark.asyncio
