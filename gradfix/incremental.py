@@ -161,24 +161,22 @@ class IncrementalParser:
         extra_parents: dict = {}
         order: list = [module]
         extra_spans: dict = {}
-        for line in module.header:
-            t, p = index_tree(line)
-            extra_children.update(t)
-            extra_parents.update(p)
-            o, sp = preorder_spans(line, t)
-            extra_spans.update(sp)
-            order.extend(o)
+
+        def record(comment_lines: list) -> None:
+            for line in comment_lines:
+                t, p = index_tree(line)
+                extra_children.update(t)
+                extra_parents.update(p)
+                o, sp = preorder_spans(line, t)
+                extra_spans.update(sp)
+                order.extend(o)
+
+        record(module.header)
         for c in module.body:
             parents[c] = module
         for c in chunks:
             order.extend(c.order)
-        for line in module.footer:
-            t, p = index_tree(line)
-            extra_children.update(t)
-            extra_parents.update(p)
-            o, sp = preorder_spans(line, t)
-            extra_spans.update(sp)
-            order.extend(o)
+        record(module.footer)
         top = [*module.header, *module.body, *module.footer]
         extra_children[id(module)] = top
         for node in (*module.header, *module.footer):
