@@ -220,9 +220,9 @@ class Session:
         await asyncio.wait_for(fut, 600)
         return self.arrived[self.version][0] - t0
 
-    async def server_lint_times(self) -> list[float]:
+    async def info(self) -> dict:
         info = await self.client.workspace_execute_command_async(T.ExecuteCommandParams(command="gradfix.debugInfo"))
-        return list(info.get("lint_s") or []) if isinstance(info, dict) else []
+        return info if isinstance(info, dict) else {}
 
     async def stop(self) -> None:
         await self.client.shutdown_async(None)
@@ -233,10 +233,30 @@ class Session:
 async def measure(path: Path, text: str, edits: int, debounce_ms: float) -> dict:
     s = Session(path, text, debounce_ms)
     await s.start()
+    opened = await s.info()
     latencies = [await s.edit(k) for k in range(edits)]
-    lint = await s.server_lint_times()
+    info = await s.info()
     await s.stop()
-    return {"open_s": s.open_s, "findings": s.findings, "latencies": latencies, "server_lint": lint[1:]}
+    return {"open_s": s.open_s, "findings": s.findings, "latencies": latencies,
+            "server_lint": list(info.get("lint_s") or [])[1:], "rss_open": opened.get("rss_mib"),
+            "rss_end": info.get("rss_mib"), "max_rss": info.get("max_rss_mib")}
+
+
+PEER_MEMORY = """
+import resource, sys
+import libcst as cst
+from libcst.metadata import PositionProvider
+wrapper = cst.MetadataWrapper(cst.parse_module(open(sys.argv[1], encoding="utf-8").read()), unsafe_skip_copy=True)
+positions = wrapper.resolve(PositionProvider)
+print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def peer_memory(path: Path) -> float:
+    """Peak RSS (MiB) of a process that holds the document as a libcst tree with positions:
+    the least a tree-based server keeps per open file."""
+    out = subprocess.run([sys.executable, "-c", PEER_MEMORY, str(path)], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
 
 
 def time_check(path: Path, runs: int) -> tuple[list[float], int]:
@@ -352,6 +372,12 @@ def main() -> int:
     fast = asyncio.run(measure(path, text, args.edits, 0))
     print(f"open -> first diagnostics: {fast['open_s'] * 1000:.0f} ms ({fast['findings']} findings)")
     report("debounceMs=0 (pure work)", fast)
+    if fast["max_rss"]:
+        peer = peer_memory(path)
+        print(f"memory: server RSS {fast['rss_open']:.0f} MiB after open, {fast['rss_end']:.0f} MiB after "
+              f"{len(fast['latencies'])} edits, peak {fast['max_rss']:.0f} MiB; peer (a process holding the file as "
+              f"a libcst tree with positions) peak {peer:.0f} MiB; ratio server/peer (peaks) = "
+              f"{fast['max_rss'] / peer:.2f}x")
     if args.debounce_edits:
         slow = asyncio.run(measure(path, text, args.debounce_edits, 300))
         report("debounceMs=300 (default; the debounce is part of this latency)", slow)

@@ -1030,6 +1030,7 @@ class GradfixServer(LanguageServer):
             "version": __version__, "mode": "pull" if self.pull else "push", "encoding": self.encoding,
             "settings": dataclasses.asdict(self.settings), "documents": sorted(self.analyses),
             "lint_s": lint, "lint_median_s": ordered[len(ordered) // 2] if ordered else None,
+            **_memory(),
         }
 
     def stop(self) -> None:
@@ -1040,6 +1041,23 @@ class GradfixServer(LanguageServer):
             self.verify_manager = None
         for pool in (self.fast, self.slow):
             pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _memory() -> dict:
+    """The server's resident memory now and at its peak, in MiB (Linux; None elsewhere)."""
+    rss = peak = None
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            rss = int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+    except (OSError, ValueError, IndexError, AttributeError):
+        pass
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+    except (ImportError, OSError):
+        pass
+    return {"rss_mib": rss, "max_rss_mib": peak}
 
 
 def _engine_thread(name: str) -> ThreadPoolExecutor:

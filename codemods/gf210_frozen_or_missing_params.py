@@ -225,45 +225,47 @@ def _param_like(flow, recv) -> bool:
 def _param_terms(index, expr) -> list[str] | None:
     """['model.encoder', 'model.head'] for the usual ways to list several modules' parameters."""
     out: list[str] = []
+    return out if _collect_terms(index, expr, out) else None
 
-    def one(e) -> bool:
-        if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "list" and len(e.args) == 1:
-            e = e.args[0].value
-        if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "parameters" \
-                and not e.args:
-            d = dotted(e.func.value)
-            if d is None:
-                return False
-            out.append(d)
-            return True
-        return False
 
-    def walk(e) -> bool:
-        if one(e):
-            return True
-        if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
-            return walk(e.left) and walk(e.right)
-        if isinstance(e, cst.Call) and (qualname(e.func, index.imports) or "") in ("itertools.chain",):
-            return all(walk(a.value) for a in e.args)
-        if isinstance(e, cst.List):
-            for el in e.elements:
-                v = el.value
-                if isinstance(el, cst.StarredElement):
-                    if not walk(v):
-                        return False
-                elif isinstance(v, cst.Dict):
-                    ps = [x.value for x in v.elements if isinstance(x, cst.DictElement)
-                          and isinstance(x.key, cst.SimpleString) and x.key.evaluated_value == "params"]
-                    if len(ps) != 1 or not walk(ps[0]):
-                        return False
-                else:
+def _parameters_of(e, out: list[str]) -> bool:
+    """`m.parameters()` / `list(m.parameters())`: appends `m`."""
+    if isinstance(e, cst.Call) and isinstance(e.func, cst.Name) and e.func.value == "list" and len(e.args) == 1:
+        e = e.args[0].value
+    if isinstance(e, cst.Call) and isinstance(e.func, cst.Attribute) and e.func.attr.value == "parameters" \
+            and not e.args:
+        d = dotted(e.func.value)
+        if d is None:
+            return False
+        out.append(d)
+        return True
+    return False
+
+
+def _collect_terms(index, e, out: list[str]) -> bool:
+    # a module-level function, not a closure calling itself: that closure was a reference
+    # cycle holding the file's index until the cyclic collector ran
+    if _parameters_of(e, out):
+        return True
+    if isinstance(e, cst.BinaryOperation) and isinstance(e.operator, cst.Add):
+        return _collect_terms(index, e.left, out) and _collect_terms(index, e.right, out)
+    if isinstance(e, cst.Call) and (qualname(e.func, index.imports) or "") in ("itertools.chain",):
+        return all(_collect_terms(index, a.value, out) for a in e.args)
+    if isinstance(e, cst.List):
+        for el in e.elements:
+            v = el.value
+            if isinstance(el, cst.StarredElement):
+                if not _collect_terms(index, v, out):
                     return False
-            return True
-        return False
-
-    if not walk(expr):
-        return None
-    return out
+            elif isinstance(v, cst.Dict):
+                ps = [x.value for x in v.elements if isinstance(x, cst.DictElement)
+                      and isinstance(x.key, cst.SimpleString) and x.key.evaluated_value == "params"]
+                if len(ps) != 1 or not _collect_terms(index, ps[0], out):
+                    return False
+            else:
+                return False
+        return True
+    return False
 
 
 def _freeze_target(node) -> str | None:

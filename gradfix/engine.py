@@ -189,10 +189,13 @@ class Engine:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         index = FileIndex(wrapper, source, py_tree, tables, reuse)
         found: list[Finding] = []
-        with tree.active(index.children, index.preorder):
-            for rule in self.rules:
-                found.extend(rule.check(RuleContext(index, path, rule)))
-        index.keep_flows()
+        try:
+            with tree.active(index.children, index.preorder):
+                for rule in self.rules:
+                    found.extend(rule.check(RuleContext(index, path, rule)))
+            index.keep_flows()
+        finally:
+            index.release()
         if found:
             # comments are read only when there is something to suppress
             table = reuse.suppressions() if reuse is not None else suppression.suppressions(source)

@@ -169,3 +169,38 @@ def test_patched_tables_equal_fresh_ones():
             order, want_spans = preorder_spans(module, want_children)
             assert spans.keys() == want_spans.keys()
             assert [id(n) for n in spans[id(module)][0]] == [id(n) for n in order]
+
+
+def test_old_versions_are_freed_without_the_cyclic_collector(engine, monkeypatch):
+    """A language server lints a document on every keystroke: each version's trees and facts
+    must go when the next version replaces them. A cache keyed weakly by the index, and flow
+    reasons pointing at the index that built them, once kept every version alive."""
+    import gc
+    import weakref
+
+    from gradfix.analysis import fileindex
+
+    made: list = []
+    original = fileindex.FileIndex.__init__
+
+    def recording(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        made.append(weakref.ref(self))
+
+    monkeypatch.setattr(fileindex.FileIndex, "__init__", recording)
+    source = (ROOT / "golden" / "seeds" / "seed1_scenario.py").read_text() + TRAIN
+    parser = IncrementalParser()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for k in range(6):
+            edited = source.replace("1000000000", str(10 ** (9 + k)))
+            findings, errors = engine.lint_source(edited, "t.py", incremental=parser)
+            assert findings and not errors
+        engine.lint_source(source, "t.py")                    # a whole-file lint, as `gradfix check` does
+        alive = [r for r in made if r() is not None]
+    finally:
+        if was:
+            gc.enable()
+    # at most the latest version's index, which the kept flows of unchanged functions still point at
+    assert len(made) == 7 and len(alive) <= 1

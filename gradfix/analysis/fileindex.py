@@ -43,6 +43,31 @@ class FileIndex:
         self._reuse = reuse
         self._preorder = tables[2] if tables is not None and len(tables) > 2 else None
         self._statement_positions: dict[tuple, tuple] = reuse.positions if reuse is not None else {}
+        self._memo: dict[str, object] = {}
+
+    def memo(self, key: str, compute):
+        """A fact derived from the whole file (its training iterations, its calls), computed once
+        per version. Kept on the index, so it goes with it: a module-level cache keyed weakly by
+        the index leaked every version, because the cached facts point back at the index."""
+        try:
+            return self._memo[key]
+        except KeyError:
+            value = self._memo[key] = compute()
+            return value
+
+    def release(self) -> None:
+        """Break this version's reference cycles (its flows and cached facts point back at it) so
+        that its trees are freed as soon as nothing uses them, without waiting for the cyclic
+        collector, which a long-lived server runs rarely. Flows handed to the incremental parser
+        are kept (the next version re-points them at its own index)."""
+        kept = self._reuse.flows.values() if self._reuse is not None else ()
+        kept_ids = {id(f) for f in kept}
+        for flow in self._flows.values():
+            if id(flow) not in kept_ids:
+                flow.discard()
+        self._flows = {}
+        self._memo = {}
+        self._reuse = None  # the parser holds the kept flows, which point at this index
 
     def preorder(self):
         """For each node, the pre-order list holding its subtree and the slice (built on first use,
@@ -320,7 +345,12 @@ class FileIndex:
     def keep_flows(self) -> None:
         """Hand this version's function flows to the incremental parser for the next version."""
         if self._reuse is not None:
+            previous = self._reuse.flows
             self._reuse.flows = {k: f for k, f in self._flows.items() if isinstance(f.scope, cst.FunctionDef)}
+            carried = {id(f) for f in self._reuse.flows.values()}
+            for flow in previous.values():
+                if id(flow) not in carried:
+                    flow.discard()  # its function changed or went: no later version will reuse it
             self._reuse.flow_facts = self.flow_facts
             parents = self.parents
             self._reuse.positions = {k: v for k, v in self._statement_positions.items() if v[0] in parents}

@@ -113,6 +113,13 @@ class Flow:
             self.function = None
             self._block(scope.body, False, ())
 
+    def discard(self) -> None:
+        """Drop the references back to the file (the index, and the training loops cached on
+        this flow, which point back at it): a flow that no version uses any more is then freed
+        with its trees by reference counting, without waiting for the cyclic collector."""
+        self.index = None
+        self.__dict__.pop("_training_loops", None)
+
     # -- queries ---------------------------------------------------------
     @property
     def in_module_class(self) -> bool:
@@ -124,7 +131,7 @@ class Flow:
         for other in self.bindings:
             if other.shares_storage(b):
                 if other.saved_output and other.step <= step:
-                    reasons.append(f"`{_short(self.index, other.value)}` saved its output")
+                    reasons.append(f"`{_short(other.value)}` saved its output")
                 reasons.extend(str(r) for i, r in other.saved_at if i <= step)
         return reasons
 
@@ -290,7 +297,7 @@ class Flow:
             self._expr(target.value, st)
             root = self.alias_root(value)
             if root is not None:
-                root[0].escapes.append((st.index, _Why(self.index, target, "the attribute `{}`")))
+                root[0].escapes.append((st.index, _Why(target, "the attribute `{}`")))
             holder = None
             name = dotted(target)
             if name is not None:
@@ -303,7 +310,7 @@ class Flow:
             self._expr(target, st)
             root = self.alias_root(value)
             if root is not None:
-                root[0].escapes.append((st.index, _Why(self.index, target.value, "the container `{}`")))
+                root[0].escapes.append((st.index, _Why(target.value, "the container `{}`")))
             self._note_detach(value, st, None, "container")
             base = self.alias_root(target.value)
             if base is not None and base[0].kind in TENSORISH:
@@ -391,26 +398,26 @@ class Flow:
                     self.inplace.append((st, call, b, func.value))
                 if recv_kind in TENSORISH:
                     if meth in torchapi.INPUT_SAVING_METHODS:
-                        self._save(func.value, st, _Why(self.index, call, "`{}` saved it"))
+                        self._save(func.value, st, _Why(call, "`{}` saved it"))
                     elif meth in torchapi.BINARY_SAVING_METHODS and call.args and \
                             self.classify(call.args[0].value)[0] in TENSORISH:
-                        self._save(func.value, st, _Why(self.index, call, "`{}` saved it"))
-                        self._save(call.args[0].value, st, _Why(self.index, call, "`{}` saved it"))
+                        self._save(func.value, st, _Why(call, "`{}` saved it"))
+                        self._save(call.args[0].value, st, _Why(call, "`{}` saved it"))
             if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
                 for arg in call.args:
                     root = self.alias_root(arg.value)
                     if root is not None:
-                        root[0].escapes.append((st.index, _Why(self.index, func.value, "the container `{}`")))
+                        root[0].escapes.append((st.index, _Why(func.value, "the container `{}`")))
                     if meth == "append":
                         self._note_detach(arg.value, st, None, "container")
         q = qualname(func, self.index.imports)
         if q in torchapi.INPUT_SAVING_FUNCS:
             for arg in call.args:
                 if arg.keyword is None:
-                    self._save(arg.value, st, _Why(self.index, call, "`{}` saved it"))
+                    self._save(arg.value, st, _Why(call, "`{}` saved it"))
         ctor = self._module_ctor_of_callee(func)
         if ctor in torchapi.INPUT_SAVING_MODULES and call.args:
-            self._save(call.args[0].value, st, _Why(self.index, call, "`{}` (" + ctor.rsplit('.', 1)[-1] + ") saved its input"))
+            self._save(call.args[0].value, st, _Why(call, "`{}` (" + ctor.rsplit('.', 1)[-1] + ") saved its input"))
         # `t.detach().clamp_()` mutates t right away
         if isinstance(func, cst.Attribute) and torchapi.is_inplace_method(func.attr.value):
             inner = _detach_call(func.value)
@@ -423,7 +430,7 @@ class Flow:
         op = node.operator
         lk = self.classify(node.left)[0]
         rk = self.classify(node.right)[0]
-        why = _Why(self.index, node, "`{}` saved it")
+        why = _Why(node, "`{}` saved it")
         if isinstance(op, cst.Power) and lk in TENSORISH:
             self._save(node.left, st, why)
         elif isinstance(op, cst.MatrixMultiply):
@@ -637,19 +644,24 @@ def _container_elements(value):
 
 
 class _Why:
-    """A reason formatted only when a rule reports it (code generation is not free)."""
+    """A reason formatted only when a rule reports it (code generation is not free). It keeps
+    the node, not the file's index: a reused flow must not hold an old version's trees."""
 
-    __slots__ = ("index", "node", "template")
+    __slots__ = ("node", "template")
 
-    def __init__(self, index, node, template: str):
-        self.index, self.node, self.template = index, node, template
+    def __init__(self, node, template: str):
+        self.node, self.template = node, template
 
     def __str__(self) -> str:
-        return self.template.format(_short(self.index, self.node))
+        return self.template.format(_short(self.node))
 
 
-def _short(index, node, limit: int = 60) -> str:
+_EMPTY = cst.Module([])
+
+
+def _short(node, limit: int = 60) -> str:
     if node is None:
         return "?"
-    text = " ".join(index.code(node).split())
+    # whitespace is collapsed below, so the file's own indentation and newline do not matter
+    text = " ".join(_EMPTY.code_for_node(node).split())
     return text if len(text) <= limit else text[: limit - 3] + "..."

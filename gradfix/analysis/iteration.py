@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import ast
 import re
-import weakref
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -972,24 +971,17 @@ def skeleton(it: Iteration) -> dict:
 # --------------------------------------------------------------------------- access
 
 
-_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def iterations(index) -> list[Iteration]:
-    """Every training iteration of the file (cached per FileIndex)."""
-    try:
-        return _CACHE[index]
-    except (KeyError, TypeError):
-        pass
+    """Every training iteration of the file (computed once per FileIndex)."""
+    return index.memo("iterations", lambda: _iterations(index))
+
+
+def _iterations(index) -> list[Iteration]:
     out: list[Iteration] = []
     for scope in index.scopes():
         flow = index.flow(scope)
         for i, tl in enumerate(find_training_loops(flow)):
             out.append(Iteration(index, scope, flow, tl, i))
-    try:
-        _CACHE[index] = out
-    except TypeError:
-        pass
     return out
 
 

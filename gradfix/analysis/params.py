@@ -10,7 +10,6 @@ fire on moves that copy where the code runs (see hazards.md, parameter-moved-in-
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -51,16 +50,9 @@ PARAMETERLESS_MODULES = frozenset(
 )
 
 EMPTY = cst.Module([])
-_CALLS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
 def all_calls(index) -> list[cst.Call]:
     """Every call of the file in source order, collected once per FileIndex for all the rules that scan calls."""
-    found = _CALLS.get(index)
-    if found is None:
-        found = [n for n in walk(index.module) if type(n) is cst.Call]
-        _CALLS[index] = found
-    return found
+    return index.memo("calls", lambda: [n for n in walk(index.module) if type(n) is cst.Call])
 
 
 def last_name(func: cst.BaseExpression) -> str | None:
