@@ -53,6 +53,19 @@ def timed(cmd: list[str]) -> tuple[float, float]:
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+PEAK = """
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)
+"""
+
+
+def peak_rss(cmd: list[str]) -> float:
+    """Peak resident memory (MiB) of `cmd`, measured by a wrapper process whose only child it is."""
+    out = subprocess.run([sys.executable, "-c", PEAK, *cmd], capture_output=True, text=True, check=True)
+    return float(out.stdout.strip())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lines", type=int, default=20000)
@@ -66,12 +79,15 @@ def main() -> None:
         for _ in range(args.repeat):
             ours.append(timed([gradfix, "check", str(tree)]))
             peer.append(timed([sys.executable, "-c", PEER, str(tree)]))
+        o_mem = peak_rss([gradfix, "check", str(tree)])
+        p_mem = peak_rss([sys.executable, "-c", PEER, str(tree)])
     o_wall, o_cpu = min(ours)
     p_wall, p_cpu = min(peer)
     print(f"tree: {files} files, {lines} lines (golden inputs repeated)")
     print(f"gradfix check     : {o_wall:6.2f} s wall, {o_cpu:6.2f} s CPU  ({lines / o_wall:,.0f} lines/s)")
     print(f"peer (libcst parse+positions only): {p_wall:6.2f} s wall, {p_cpu:6.2f} s CPU")
     print(f"ratio gradfix / peer: {o_wall / p_wall:.2f}x wall, {o_cpu / p_cpu:.2f}x CPU (best of {args.repeat})")
+    print(f"peak memory: gradfix check {o_mem:.0f} MiB, peer {p_mem:.0f} MiB; ratio {o_mem / p_mem:.2f}x")
 
 
 if __name__ == "__main__":
