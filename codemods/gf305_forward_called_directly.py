@@ -32,7 +32,8 @@ class ForwardCalledDirectly(Rule):
     docs = RuleDocs(
         what=(
             "Finds `m.forward(...)` where `m` is a module: a name bound to an `nn.Module` constructor or a model "
-            "class of the file, a name like `model`/`net`/`encoder`, or a registered submodule `self.encoder`. "
+            "class of the file (also wrapped: `weight_norm(nn.Linear(...))`, `spectral_norm(...)`, pruning), a "
+            "name like `model`/`net`/`encoder`, or a registered submodule `self.encoder`. "
             "Never fires on `super().forward(...)`, `self.forward(...)` inside the module's own methods, "
             "`Base.forward(self, x)`, or code that scripts, traces, exports or compiles (`torch.jit`, "
             "`torch.onnx.export`, `torch.export`, `torch.compile`) in the same function or on the same name."

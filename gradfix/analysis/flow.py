@@ -577,6 +577,13 @@ class Flow:
             return Kind.MODULE, q, False, None, ""
         if q.startswith("numpy."):
             return Kind.NUMPY, None, False, None, ""
+        if q in torchapi.MODULE_RETURNING or q in torchapi.MODULE_IF_GIVEN_ONE:
+            # `weight_norm(nn.Linear(4, 4))` is the Linear, not a tensor
+            first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star else None
+            kind, ctor = self.classify(first)[:2] if first is not None else (Kind.UNKNOWN, None)
+            if kind is Kind.MODULE:
+                return Kind.MODULE, ctor, False, None, ""
+            return (Kind.MODULE if q in torchapi.MODULE_RETURNING else Kind.UNKNOWN), None, False, None, ""
         if q.startswith(torchapi.SCHEDULER_PREFIXES) or q.startswith("transformers.get_"):
             return Kind.SCHEDULER, q, False, None, ""
         if q.startswith(torchapi.OPTIMIZER_PREFIXES):

@@ -99,6 +99,24 @@ def is_torch_func(q: str | None) -> bool:
     return bool(q) and (q == "torch" or q.startswith("torch."))
 
 
+# Functions that take a module and return it (or a wrapper of it): reparametrisations and
+# pruning return the same module; scripting, tracing and compiling return one that stands in
+# for it when given a module (given a function, they return a function).
+MODULE_RETURNING = frozenset(
+    {
+        "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",
+        "torch.nn.utils.remove_weight_norm", "torch.nn.utils.remove_spectral_norm",
+        "torch.nn.utils.weight_norm.weight_norm", "torch.nn.utils.spectral_norm.spectral_norm",
+        "torch.nn.utils.parametrizations.weight_norm", "torch.nn.utils.parametrizations.spectral_norm",
+        "torch.nn.utils.parametrizations.orthogonal", "torch.nn.utils.parametrize.register_parametrization",
+        "torch.nn.utils.prune.identity", "torch.nn.utils.prune.random_unstructured",
+        "torch.nn.utils.prune.l1_unstructured", "torch.nn.utils.prune.random_structured",
+        "torch.nn.utils.prune.ln_structured", "torch.nn.utils.prune.custom_from_mask", "torch.nn.utils.prune.remove",
+    }
+)
+MODULE_IF_GIVEN_ONE = frozenset({"torch.jit.script", "torch.jit.trace", "torch.compile"})
+
+
 def is_nn_module_ctor(q: str | None) -> bool:
     """`torch.nn.Linear`, `torch.nn.modules.conv.Conv2d`, torchvision models: constructors of modules."""
     if not q:

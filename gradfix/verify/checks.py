@@ -529,9 +529,17 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         cand = make()
         for model in models:
             try:
-                m = copy.deepcopy(model).eval()
-                with torch.no_grad(), seeded(SEED_RUN):
-                    m(*_fresh_inputs(list(cand)))
+                try:
+                    m = copy.deepcopy(model)
+                except Exception:  # noqa: BLE001 - hook-based weight_norm holds a computed weight deepcopy refuses
+                    m = model      # a no_grad forward in eval mode leaves it as it was (its mode is restored)
+                was = m.training
+                try:
+                    m.eval()
+                    with torch.no_grad(), seeded(SEED_RUN):
+                        m(*_fresh_inputs(list(cand)))
+                finally:
+                    m.train(was)
                 return cand
             except Exception as e:  # noqa: BLE001 - user code
                 if last is None or model is models[0]:

@@ -809,6 +809,26 @@ def _hook_count(model: nn.Module) -> int:
     return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
 
 
+def _forward_crash(model, leaves, mode: str, recv: str, unit: str, error: BaseException, compared: list[str],
+                   worst: float, where: str, tol: float, hooks: int) -> Outcome:
+    """`m.forward(x)` ran, then raised when run again; `fixes-crash` when `m(x)` keeps running and,
+    where both ran, the two agreed or the module's hooks explain the difference."""
+    try:
+        _forward_grads(model, leaves, mode, [])
+    except Exception as e:  # noqa: BLE001
+        return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(error)} when run again ({mode} mode), "
+                       f"and so does `{recv}(x)` ({fmt_exc(e)})", unit)
+    first = f"on the first run ({', '.join(compared)} mode)"
+    if worst > tol and not hooks:
+        return Outcome("failed", f"`{recv}(x)` and `{recv}.forward(x)` differ {first} without any hook: {where} "
+                       f"norm-relative {worst:.1e}", unit)
+    agree = (f"{where} differs on the first run (norm-relative {worst:.1e}): `{recv}` carries "
+             f"{plural(hooks, 'forward hook')}, which only the call runs" if worst > tol else
+             f"{first} outputs, parameter and input gradients agree (largest norm-relative difference {worst:.1e})")
+    return Outcome("fixes-crash", f"`{recv}.forward(x)` raises {fmt_exc(error)} when run again ({mode} mode: the "
+                   f"hooks that recompute its state are skipped), `{recv}(x)` runs; {agree}", unit)
+
+
 def check_forward_call(ctx: Ctx) -> Outcome:
     c = ctx.req.contract
     recv = str(c.get("receiver") or "model")
@@ -843,10 +863,15 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     leaves = make_leaves(inputs, ctx.dtype)
     hooks = _hook_count(model)
     worst, where = 0.0, ""
+    compared: list[str] = []
     for mode in ("eval", "train"):
         try:
             f_out, f_g, f_ig = _forward_grads(model, leaves, mode, [], call=model.forward)
         except Exception as e:  # noqa: BLE001
+            if compared:
+                # it ran once and fails when run again: hook-based weight_norm's weight is computed by a
+                # pre-hook that the direct call skips, so the second backward reuses a freed graph
+                return _forward_crash(model, leaves, mode, recv, unit, e, compared, worst, where, ctx.tol, hooks)
             return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on the inferred input", unit)
         try:
             c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [])
@@ -860,6 +885,7 @@ def check_forward_call(ctx: Ctx) -> Outcome:
             d = rel_diff(a, b)
             if d > worst:
                 worst, where = d, f"{label} ({mode} mode)"
+        compared.append(mode)
     built = setup.splitlines()[0]
     if worst > ctx.tol:
         if hooks:
