@@ -259,6 +259,8 @@ class FileIndex:
             expr = expr.func.value
         if isinstance(expr, cst.Call):
             q = qualname(expr.func, self.imports)
+            if q in torchapi.MODULE_RETURNING and expr.args and expr.args[0].keyword is None:
+                return self.ctor_of(expr.args[0].value)  # `weight_norm(nn.Conv2d(...))` is the Conv2d
             if q is not None:
                 return q
         return None
