@@ -268,6 +268,36 @@ def test_input_shape_unknown(verifier):
     assert "input shape unknown for Raw" in res.detail and "fixture_Raw" in res.detail
 
 
+def test_forward_with_several_inputs(verifier):
+    """Every argument is tried with the shape inferred from the first layer; one that must be
+    something else (a boolean mask) still needs a fixture."""
+    src = """
+    import torch, torch.nn as nn
+
+    class Fusion(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(8, 8)
+            self.b = nn.Linear(8, 8)
+
+        def forward(self, x, y):
+            h = torch.sigmoid(self.a(x))
+            h *= self.b(y)
+            return h.sum(-1)
+    """
+    res = check(verifier, req(src, swap(src, "h *= self.b(y)", "h = h * self.b(y)")))
+    assert res.verdict == "fixes-crash", res
+    assert res.unit == "Fusion"
+    wrong = check(verifier, req(src, swap(src, "h *= self.b(y)", "h = h * self.b(x)")))
+    assert wrong.verdict == "failed", wrong  # y and x differ: reading the wrong input is caught
+
+    masked = swap(src, "def forward(self, x, y):", "def forward(self, x, mask):")
+    masked = swap(masked, "h *= self.b(y)", "h *= self.b(x).masked_fill(mask, 0.0)")
+    res = check(verifier, req(masked, swap(masked, "h *= self", "h = h * self")))
+    assert res.verdict == "untestable", res
+    assert "forward() takes 2 arguments (x, mask)" in res.detail and "fixture_Fusion" in res.detail
+
+
 def test_module_level_code_is_not_executed(verifier, tmp_path):
     marker = tmp_path / "training_ran"
     main_marker = tmp_path / "main_ran"

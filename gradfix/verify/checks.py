@@ -512,11 +512,6 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     req = required_params(type(models[0]).forward, skip_first=True)
     if len(req) == 0:
         return ()
-    if len(req) > 1:
-        raise Untestable(
-            f"input shape unknown for {name}: forward() takes {len(req)} arguments ({', '.join(req)}); "
-            + fixture_hint(name)
-        )
     leaf = _first_known_leaf(models[0])
     if leaf is None:
         raise Untestable(
@@ -524,6 +519,10 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
             + fixture_hint(name)
         )
     cands = _candidate_inputs(leaf, dtype)
+    if len(req) > 1:
+        # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
+        # layer's input (distinct values); masks, lengths and the like need a fixture
+        cands = [_replicated(make, len(req)) for make in cands]
     last: BaseException | None = None
     for make in cands:
         cand = make()
@@ -551,10 +550,30 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         if why != fmt_exc(last):
             raise Untestable(why)
     tried = "; ".join(str(tuple(getattr(c, "shape", ()))) for c in cands[:8])
+    each = (f"forward() takes {len(req)} arguments ({', '.join(req)}), each tried with the shape inferred from its "
+            f"first layer" if len(req) > 1 else "forward failed on every input inferred from its first layer")
     raise Untestable(
-        f"input shape unknown for {name}: forward failed on every input inferred from its first layer "
-        f"{type(leaf).__name__} (tried {tried}; last error {fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
+        f"input shape unknown for {name}: {each} {type(leaf).__name__} (tried {tried}; last error "
+        f"{fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
     )
+
+
+def _replicated(make: Callable[[], tuple], count: int) -> Callable[[], tuple]:
+    """`count` inputs shaped like `make`'s one: the first is its, the others drawn with other seeds."""
+
+    def multi() -> tuple:
+        first = make()[0]
+        others = []
+        for i in range(1, count):
+            if first.is_floating_point():
+                g = torch.Generator().manual_seed(SEED_INPUT + i)
+                others.append(torch.randn(first.shape, generator=g, dtype=first.dtype))
+            else:
+                others.append(first.clone())
+        return (first, *others)
+
+    multi.shape = getattr(make, "shape", ())  # type: ignore[attr-defined]
+    return multi
 
 
 def has_lazy(model: nn.Module) -> bool:
