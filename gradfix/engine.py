@@ -251,6 +251,7 @@ class Engine:
     def fix_source(self, source: str, path: str, decide: Decide, verifier=None, project_root: str | None = None) -> FixResult:
         result = FixResult(path=path, original=source, fixed=source)
         rejected: set[tuple] = set()
+        deferred: set[tuple] = set()
         current = source
         strict = _compiles(source)
         for _round in range(MAX_ROUNDS):
@@ -283,8 +284,14 @@ class Engine:
                 self._verify(candidates, verifier, project_root)
             decision = decide(candidates)
             accepted: list[Change] = []
+            others_taken = any(decision.accept) and not decision.stop
             for change, ok in zip(candidates, decision.accept):
                 key = (change.rule, change.line, tuple(module.code_for_node(e.node) for e in change.fix.edits))
+                if not ok and change.verdict is Verdict.UNTESTABLE and others_taken and key not in deferred:
+                    # a verdict holds for this round's source: another change taken now (a crash fixed)
+                    # may make this one testable, so it is verified again next round
+                    deferred.add(key)
+                    continue
                 if not ok:
                     rejected.add(key)
                     if not change.reason:

@@ -52,12 +52,48 @@ def test_apply_json_reports_each_change_with_its_verdict(tmp_path):
     got = {(c["path"], c["line"], c["rule"]): (c["verdict"], c["applied"]) for c in out["changes"]}
     assert got[("seed1.py", 18, "GF101")] == ("fixes-crash", True)
     assert got[("seed1.py", 30, "GF103")] == ("expected-change", True)
-    assert got[("seed1.py", 15, "GF102")] == ("untestable", False)
+    # GF102 is untestable while GF101's crash is in the code; once GF101 is fixed its hazard is gone too
+    assert ("seed1.py", 15, "GF102") not in got
+    assert not [f for f in out["findings"] if f["path"] == "seed1.py"]
     assert got[("trap.py", 17, "GF101")][0] == "failed" and got[("trap.py", 17, "GF101")][1] is False
     assert "+        f = f / (f.norm(dim=1, keepdim=True) + 1e-6)" in out["diff"]
     assert "trap.py" not in out["diff"]
     # nothing written with --diff
     assert (tmp_path / "seed1.py").read_bytes() == SEED1.read_bytes()
+
+
+BOTH = """import torch
+import torch.nn as nn
+
+
+class Colorizer(nn.Module):
+    def __init__(self, dim=16):
+        super().__init__()
+        self.fc = nn.Linear(dim, 12)
+        self.gate = nn.Linear(dim, 12)
+        self.previews = []
+
+    def forward(self, x):
+        out = self.fc(x)
+        vis = out.detach()
+        vis.clamp_(0, 1)
+        self.previews.append(vis)
+        g = torch.sigmoid(self.gate(x))
+        g *= 2
+        return torch.tanh(out) * g
+"""
+
+
+def test_untestable_change_is_verified_again_once_a_crash_is_fixed(tmp_path):
+    """GF102 cannot be compared while GF101's in-place op makes both versions raise; a verdict
+    holds for the source of its round, so after GF101 is applied GF102 is verified again."""
+    (tmp_path / "both.py").write_text(BOTH)
+    r = run(["apply", ".", "--diff", "--format", "json"], tmp_path)
+    out = json.loads(r.stdout)
+    got = {(c["line"], c["rule"]): (c["verdict"], c["applied"]) for c in out["changes"]}
+    assert got == {(18, "GF101"): ("fixes-crash", True), (14, "GF102"): ("expected-change", True)}
+    assert "+        vis = out.detach().clone()" in out["diff"] and "+        g = g * 2" in out["diff"]
+    assert out["findings"] == []
 
 
 def test_apply_writes_verified_changes_and_leaves_the_trap(tmp_path):
