@@ -1,0 +1,279 @@
+"""GF211 eval-mode-left-on: `model.eval()` for validation in the epoch loop, never undone before training resumes."""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from gradfix.analysis.flow import Kind
+from gradfix.analysis.gradpath import GradPaths
+from gradfix.analysis.iteration import code_of, iterations
+from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.tree import calls_in
+from gradfix.rule import Rule, RuleDocs
+
+# Calls that may be handed the model without changing its mode.
+_HARMLESS = frozenset({"print", "len", "str", "repr", "isinstance", "hasattr", "getattr", "id", "type", "vars",
+                       "copy.deepcopy", "torch.save", "wandb.watch", "logging.info", "logger.info", "log.info"})
+# Text that shows a module behaves differently in train and eval mode.
+_MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|\bdropout\s*\(|batch_norm\s*\(|\.training\b|RReLU")
+_MAX_DEPTH = 3
+
+TRAIN, EVAL = "train", "eval"
+
+
+class _Unknown(Exception):
+    """The model's mode cannot be followed (it is handed to code gradfix cannot see)."""
+
+
+class _Modes:
+    """Follows one model's train/eval mode through statements. A state is a frozenset of
+    (mode, node that set eval mode or None)."""
+
+    def __init__(self, index, model: str, depth: int = 0):
+        self.index, self.model, self.depth = index, model, depth
+
+    def block(self, stmts, state: frozenset) -> frozenset:
+        for stmt in stmts:
+            state = self.statement(stmt, state)
+        return state
+
+    def statement(self, stmt, state: frozenset) -> frozenset:
+        if isinstance(stmt, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+            for small in stmt.body:
+                for call in calls_in(small):
+                    state = self.call(call, state)
+            return state
+        if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+            return state
+        if isinstance(stmt, cst.If):
+            out = self.block(_body(stmt), self.call_all(stmt.test, state))
+            orelse = stmt.orelse
+            if orelse is None:
+                return out | self.call_all(stmt.test, state)
+            rest = self.statement(orelse, self.call_all(stmt.test, state)) if isinstance(orelse, cst.If) \
+                else self.block(_body(orelse), self.call_all(stmt.test, state))
+            return out | rest
+        if isinstance(stmt, (cst.For, cst.While)):
+            head = self.call_all(stmt.iter if isinstance(stmt, cst.For) else stmt.test, state)
+            once = self.block(_body(stmt), head)
+            twice = self.block(_body(stmt), once)
+            after = head | once | twice
+            if stmt.orelse is not None:
+                after = self.block(_body(stmt.orelse), after)
+            return after
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                state = self.call_all(item.item, state)
+            return self.block(_body(stmt), state)
+        if isinstance(stmt, cst.Try):
+            out = self.block(_body(stmt), state)
+            for handler in stmt.handlers:
+                out = out | self.block(_body(handler), state)
+            if stmt.orelse is not None:
+                out = self.block(_body(stmt.orelse), out)
+            if stmt.finalbody is not None:
+                out = self.block(_body(stmt.finalbody), out)
+            return out
+        raise _Unknown()  # match statements and the like: not followed
+
+    def call_all(self, expr, state: frozenset) -> frozenset:
+        for call in calls_in(expr):
+            state = self.call(call, state)
+        return state
+
+    def call(self, call: cst.Call, state: frozenset) -> frozenset:
+        func = call.func
+        if isinstance(func, cst.Attribute) and dotted(func.value) == self.model:
+            meth = func.attr.value
+            if meth == "eval" and not call.args:
+                return frozenset({(EVAL, call)})
+            if meth == "train":
+                if not call.args:
+                    return frozenset({(TRAIN, None)})
+                value = call.args[0].value
+                if isinstance(value, cst.Name) and value.value in ("True", "False"):
+                    return frozenset({(TRAIN, None)}) if value.value == "True" else frozenset({(EVAL, call)})
+                raise _Unknown()
+            return state
+        handed = [a for a in call.args if dotted(a.value) == self.model]
+        if not handed:
+            return state
+        name = dotted(func)
+        q = qualname(func, self.index.imports) if name else None
+        if name in _HARMLESS or q in _HARMLESS:
+            return state
+        fn = self.index.functions.get(name) if isinstance(func, cst.Name) else None
+        if fn is None or self.depth >= _MAX_DEPTH:
+            raise _Unknown()
+        param = _parameter_for(fn, call, handed[0])
+        if param is None:
+            raise _Unknown()
+        inner = _Modes(self.index, param, self.depth + 1)
+        out = set()
+        for mode, node in state:
+            for m, n in inner.block(_body(fn), frozenset({(mode, node)})):
+                # an eval set inside the helper is reported at the call that runs it
+                out.add((m, call if m == EVAL and n is not node else n))
+        return frozenset(out)
+
+
+def _may_change_mode(index, stmts: list) -> bool:
+    """Cheap first look: a `.eval()` / `.train(...)` call, or a call of a function of this file."""
+    for stmt in stmts:
+        for call in calls_in(stmt):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+                return True
+            if isinstance(func, cst.Name) and func.value in index.functions:
+                return True
+    return False
+
+
+def _parameter_for(fn: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if arg.keyword is not None:
+        names = params + [p.name.value for p in fn.params.kwonly_params]
+        return arg.keyword.value if arg.keyword.value in names else None
+    if arg.star:
+        return None
+    position = [a for a in call.args if a.keyword is None].index(arg)
+    return params[position] if position < len(params) else None
+
+
+def _body(node) -> list:
+    body = node.body
+    if isinstance(body, cst.IndentedBlock):
+        return list(body.body)
+    if isinstance(body, cst.SimpleStatementSuite):
+        return [body]
+    return list(getattr(body, "body", []))
+
+
+class EvalModeLeftOn(Rule):
+    id = "GF211"
+    name = "eval-mode-left-on"
+    summary = "The model is put in eval mode inside the epoch loop and still in it when the next epoch trains"
+    docs = RuleDocs(
+        what=(
+            "In a training loop nested in an epoch loop, finds `model.eval()` (or `model.train(False)`, or a call of "
+            "a function of this file that leaves the model it is given in eval mode, such as an `evaluate(model, "
+            "loader)` helper) that runs in the epoch loop's body while no `model.train()` runs between it and the "
+            "next epoch's batch loop. `model` is a module the training loop calls and its optimizer steps. Left alone: "
+            "a `model.train()` "
+            "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
+            "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
+            "dropout or batch norm (the modes compute the same); and a model handed to a function gradfix cannot "
+            "see, which may restore the mode."
+        ),
+        why=(
+            "`eval()` switches dropout off and makes batch norm normalise with its running statistics instead of "
+            "the batch's, without updating them. Left on, every epoch after the first trains a different network "
+            "than intended: no dropout regularisation, and batch norm statistics frozen at their values after the "
+            "first epoch. Training goes on without an error; it generalises worse or drifts (hazards.md "
+            "eval-mode-left-on; the ML code smell \"Training/Evaluation Mode Improper Toggling\")."
+        ),
+        example=(
+            "for epoch in range(epochs):\n    for x, y in train_loader:\n        ...\n    model.eval()\n"
+            "    with torch.no_grad():\n        val_loss = sum(loss_fn(model(x), y) for x, y in val_loader)"
+        ),
+        fixed_example=(
+            "for epoch in range(epochs):\n    model.train()\n    for x, y in train_loader:\n        ...\n"
+            "    model.eval()\n    with torch.no_grad():\n        val_loss = sum(loss_fn(model(x), y) for x, y in val_loader)"
+        ),
+        fix="Detect only: call `model.train()` at the start of each epoch (before the batch loop).",
+        fix_safety="No fix is offered.",
+        verification="None (detect only).",
+    )
+
+    def check(self, ctx):
+        index = ctx.index
+        seen: set[int] = set()
+        for it in iterations(index):
+            if it.loop is None or it.epoch_loop is None or id(it.loop) in seen:
+                continue
+            seen.add(id(it.loop))
+            stmts = _body(it.epoch_loop)
+            if not any(s is it.loop for s in stmts):
+                continue  # the batch loop sits under a condition or a `with`: not followed
+            k = next(i for i, s in enumerate(stmts) if s is it.loop)
+            if not _may_change_mode(index, stmts[:k] + stmts[k + 1:]):
+                continue
+            trained = GradPaths(it.tl).trained  # the modules the optimizer steps (not a teacher or EMA copy)
+            for model in sorted({e.recv for e in it.events if e.op == "forward" and e.recv} & trained):
+                finding = self._inspect(ctx, it, model, stmts[:k], stmts[k + 1:])
+                if finding is not None:
+                    yield finding
+
+    def _inspect(self, ctx, it, model: str, before: list, after: list):
+        modes = _Modes(ctx.index, model)
+        trained = frozenset({(TRAIN, None)})
+        try:
+            if modes.statement(it.loop, trained) != trained or \
+                    modes.statement(it.loop, frozenset({(EVAL, None)})) != frozenset({(EVAL, None)}):
+                return None  # the batch loop changes the mode itself: another shape
+            first = modes.block(before, trained)
+            later = modes.block(before, modes.block(after, first))
+        except _Unknown:
+            return None
+        if not self._mode_dependent(ctx, it, model):
+            return None
+        from_start = {m for m, _ in first}
+        final = first if EVAL in from_start else later
+        culprits = [n for m, n in final if m == EVAL and n is not None]
+        if not culprits:
+            return None
+        culprit = min(culprits, key=lambda n: (ctx.index.position(n).start.line, ctx.index.position(n).start.column))
+        where = "every epoch" if EVAL in from_start else "every epoch after the first"
+        sometimes = " (on the epochs where that code runs)" if any(m == TRAIN for m, _ in final) else ""
+        message = (f"`{code_of(culprit)}` leaves `{model}` in eval mode, and nothing calls `{model}.train()` before "
+                   f"the batch loop: {where} trains in eval mode{sometimes}, with dropout off and batch norm using, "
+                   f"and never updating, its running statistics; call `{model}.train()` at the start of each epoch")
+        return ctx.finding(culprit, message, None)
+
+    def _mode_dependent(self, ctx, it, model: str) -> bool:
+        """False only when the model is known to compute the same in both modes."""
+        index = ctx.index
+        ctor = None
+        value = None
+        for b in it.flow.bindings:
+            if b.name == model and b.kind is Kind.MODULE:
+                ctor, value = b.ctor, b.value
+        if ctor is None:
+            return True  # a parameter, an attribute, a library model: assume dropout or batch norm
+        if ctor in index.module_classes:
+            return _class_mode_dependent(index, ctor, set())
+        if ctor.startswith("torch.nn.") and isinstance(value, cst.BaseExpression):
+            text = code_of(value)
+            if _MODE_DEPENDENT.search(text):
+                return True
+            names = {n for n in re.findall(r"\b([A-Z]\w*)\s*\(", text)}
+            return any(_class_mode_dependent(index, n, set()) for n in names if n in index.module_classes)
+        return True
+
+
+def _class_mode_dependent(index, name: str, seen: set[str]) -> bool:
+    if name in seen:
+        return False
+    seen.add(name)
+    cls = index.classes[name]
+    text = index.code(cls)
+    if _MODE_DEPENDENT.search(text):
+        return True
+    for base in cls.bases:
+        q = qualname(base.value, index.imports) or ""
+        if q not in ("torch.nn.Module",) and q not in index.module_classes:
+            return True  # a library base class may hold either
+        if q in index.module_classes and _class_mode_dependent(index, q, seen):
+            return True
+    for used in set(re.findall(r"\b([A-Z]\w*)\s*\(", text)):
+        if used in index.module_classes and _class_mode_dependent(index, used, seen):
+            return True
+        q = index.imports.resolve(used)
+        if q != used and not q.startswith("torch.nn.") and used[:1].isupper() and used not in ("Tensor",):
+            return True  # a module from another library or file: may hold dropout or batch norm
+    return False
+
+
+RULE = EvalModeLeftOn
