@@ -237,9 +237,11 @@ class EvalModeLeftOn(Rule):
         index = ctx.index
         ctor = None
         value = None
-        for b in it.flow.bindings:
-            if b.name == model and b.kind is Kind.MODULE:
-                ctor, value = b.ctor, b.value
+        flows = [it.flow] if it.flow.scope is index.module else [index.flow(index.module), it.flow]
+        for flow in flows:  # a module-level model used in a function: the function's own binding wins
+            for b in flow.bindings:
+                if b.name == model and b.kind is Kind.MODULE:
+                    ctor, value = b.ctor, b.value
         if ctor is None:
             return True  # a parameter, an attribute, a library model: assume dropout or batch norm
         if ctor in index.module_classes:
