@@ -7,7 +7,9 @@ import re
 import libcst as cst
 
 from gradfix.analysis import find_training_loops
-from gradfix.analysis.loops import _walk_calls
+from gradfix.analysis.loops import _walk_calls, backward_target, is_model_call
+from gradfix.analysis.names import qualname
+from gradfix.analysis.params import FACTORIES
 from gradfix.analysis.tree import walk as _walk
 from gradfix.analysis.torchapi import is_inplace_method
 from gradfix.analysis.trainstep import (
@@ -18,6 +20,84 @@ from gradfix.rule import Rule, RuleDocs
 
 _LOSS_LIKE = re.compile(r"loss|regulari[sz]|penalt|criterion", re.IGNORECASE)
 _CLAMP_FUNCS = {"clamp", "clip", "clamp_min", "clamp_max", "renorm"}
+
+
+def _pending_window(tl) -> list:
+    """The steps between a forward call whose graph `tl`'s backward() will use and that backward():
+    after the iteration's previous backward() (a GAN's discriminator step backpropagates the real
+    batch before the fake one), and after a model call of that segment. A `.data` write before the
+    segment's first forward, or after an earlier backward, changes nothing a pending graph saved."""
+    steps = tl.between_forward_and_backward()
+    flow = tl.flow
+    start = -1
+    for st in steps:
+        if st.index < tl.backward.index and not isinstance(st.node, cst.BaseCompoundStatement) and \
+                any(backward_target(c, flow) is not None for c in _walk_calls(st.node)):
+            start = st.index
+    out, forward_seen = [], False
+    for st in steps:
+        if st.index <= start:
+            continue
+        if not forward_seen and not isinstance(st.node, cst.BaseCompoundStatement):
+            forward_seen = any(is_model_call(c, flow) for c in _walk_calls(st.node))
+            if forward_seen:
+                continue  # the forward statement itself: a write in it would precede the call
+        if forward_seen:
+            out.append(st)
+    return out
+
+
+def _parameter_like(flow, target) -> bool:
+    """A module's attribute (`net.fc.weight`, `self.w`), a parameter loop variable, or a name gradfix
+    cannot place; not a data buffer created in the file (`noise = torch.empty(8, 2)` refilled with
+    `noise.data.normal_()`, `label.data.fill_(0)`)."""
+    if not isinstance(target, cst.Name):
+        return True
+    flows = [flow] if flow.scope is flow.index.module else [flow, flow.index.flow(flow.index.module)]
+    for f in flows:
+        bindings = [b for b in f.bindings if b.name == target.value]
+        if bindings:
+            return not all(_created_tensor(f, b) for b in bindings)
+    return True
+
+
+def _created_tensor(flow, binding, depth: int = 0) -> bool:
+    """Bound to a tensor the file creates (a factory, `torch.FloatTensor(n)`, the old `Variable(t)`
+    wrapper, or a move of such a name: `label.cuda()`)."""
+    value = binding.value
+    if isinstance(value, cst.Tuple) and value.elements and depth <= 3:  # `input, label = input.cuda(), label.cuda()`
+        return all(_created_tensor(flow, _Bound(el.value, binding.step), depth + 1) for el in value.elements)
+    if binding.is_param or not isinstance(value, cst.Call) or depth > 3:
+        return False
+    func = value.func
+    q = qualname(func, flow.index.imports) or ""
+    if q in FACTORIES or q in _TENSOR_CTORS:
+        return True
+    if q in _WRAPPERS and value.args:
+        inner = value.args[0].value
+    elif isinstance(func, cst.Attribute) and func.attr.value in _MOVES:
+        inner = func.value
+    else:
+        return False
+    if not isinstance(inner, cst.Name):
+        return isinstance(inner, cst.Call) and _created_tensor(flow, _Bound(inner, binding.step), depth + 1)
+    earlier = [b for b in flow.bindings if b.name == inner.value and b.step < binding.step]
+    return bool(earlier) and _created_tensor(flow, earlier[-1], depth + 1)
+
+
+class _Bound:
+    """A value standing in for a binding (a nested call, a tuple element)."""
+
+    is_param = False
+
+    def __init__(self, value, step: int):
+        self.value, self.step = value, step
+
+
+_TENSOR_CTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.LongTensor", "torch.DoubleTensor",
+                           "torch.cuda.FloatTensor", "torch.cuda.LongTensor", "torch.empty_like"})
+_WRAPPERS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
+_MOVES = frozenset({"cuda", "to", "cpu", "float", "double", "half", "long", "contiguous"})
 
 
 def data_write(small: cst.CSTNode):
@@ -159,10 +239,11 @@ class DataMutationInLoss(Rule):
         for scope in index.scopes():
             flow = index.flow(scope)
             for tl in find_training_loops(flow):
-                for st in tl.between_forward_and_backward():
+                for st in _pending_window(tl):
                     if isinstance(st.node, cst.BaseCompoundStatement):
                         continue
-                    if data_write(st.node) is not None and id(st.node) not in seen:
+                    param = data_write(st.node)
+                    if param is not None and id(st.node) not in seen and _parameter_like(flow, param):
                         seen.add(id(st.node))
                         yield self._direct(ctx, flow, tl, st)
                     for call in _walk_calls(st.node):

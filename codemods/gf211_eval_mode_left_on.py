@@ -165,7 +165,9 @@ class EvalModeLeftOn(Rule):
             "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
             "dropout or batch norm (the modes compute the same); and a model handed to a function gradfix cannot "
-            "see, which may restore the mode."
+            "see, which may restore the mode; and an epoch loop that sets the mode itself before its batch loop (a "
+            "`for phase in ('train', 'val')` loop with `model.train()` / `model.eval()` by phase, or `eval()` on "
+            "purpose to freeze batch norm)."
         ),
         why=(
             "`eval()` switches dropout off and makes batch norm normalise with its running statistics instead of "
@@ -219,17 +221,18 @@ class EvalModeLeftOn(Rule):
             return None
         if not self._mode_dependent(ctx, it, model):
             return None
-        from_start = {m for m, _ in first}
-        final = first if EVAL in from_start else later
-        culprits = [n for m, n in final if m == EVAL and n is not None]
+        if any(m == EVAL for m, _ in first):
+            return None  # the epoch loop sets the mode itself before the batch loop (a train/val phase loop,
+            #              or eval on purpose to freeze batch norm)
+        culprits = [n for m, n in later if m == EVAL and n is not None]
         if not culprits:
             return None
         culprit = min(culprits, key=lambda n: (ctx.index.position(n).start.line, ctx.index.position(n).start.column))
-        where = "every epoch" if EVAL in from_start else "every epoch after the first"
-        sometimes = " (on the epochs where that code runs)" if any(m == TRAIN for m, _ in final) else ""
+        sometimes = " (on the epochs where that code runs)" if any(m == TRAIN for m, _ in later) else ""
         message = (f"`{code_of(culprit)}` leaves `{model}` in eval mode, and nothing calls `{model}.train()` before "
-                   f"the batch loop: {where} trains in eval mode{sometimes}, with dropout off and batch norm using, "
-                   f"and never updating, its running statistics; call `{model}.train()` at the start of each epoch")
+                   f"the batch loop: every epoch after the first trains in eval mode{sometimes}, with dropout off and "
+                   f"batch norm using, and never updating, its running statistics; call `{model}.train()` at the "
+                   f"start of each epoch")
         return ctx.finding(culprit, message, None)
 
     def _mode_dependent(self, ctx, it, model: str) -> bool:

@@ -444,12 +444,21 @@ class Iteration:
 
     # -- facts -----------------------------------------------------------
     def loss_names(self) -> set[str]:
+        """Names that hold the backpropagated loss or a tensor term of it. Left out: the batch
+        itself (`x = x.to(device)`, bound from the loop's target) and sizes (`n = len(x)`), which
+        the loss reads but which carry no graph."""
         if not hasattr(self, "_loss_names"):
             names = set()
-            for stmt, value in loss_expressions(self.tl):
-                if isinstance(stmt, cst.Assign):
-                    for t in stmt.targets:
-                        if isinstance(t.target, cst.Name):
+            data = set(_target_names(self.loop.target)) if isinstance(self.loop, cst.For) else set()
+            for stmt, value in reversed(loss_expressions(self.tl)):
+                if not isinstance(stmt, cst.Assign):
+                    continue
+                moved_data = _moved_root(value) in data
+                for t in stmt.targets:
+                    if isinstance(t.target, cst.Name):
+                        if moved_data:
+                            data.add(t.target.value)
+                        elif not _scalar_value(value):
                             names.add(t.target.value)
             loss = self.tl.loss
             if isinstance(loss, cst.Name):
@@ -651,12 +660,46 @@ def _strips_graph(expr) -> bool:
     return isinstance(node, cst.Attribute) and node.attr.value == "data"
 
 
+# Methods and attributes of a tensor that give plain numbers or metadata, never a graph.
+_SCALAR_METHODS = frozenset({"item", "detach", "tolist", "numpy", "size", "dim", "numel", "nelement", "ndimension",
+                             "element_size", "stride", "data_ptr", "get_device"})
+_SCALAR_ATTRIBUTES = frozenset({"data", "shape", "ndim", "dtype", "device", "requires_grad", "is_leaf"})
+
+
+def _scalar_value(expr) -> bool:
+    """`len(x)`, `x.size(0)`, `x.shape[0]`, `loss.item()`, `int(...)`: a plain number."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Name) and f.value in ("len", "int", "float", "round", "bool"):
+            return True
+        return isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS - {"detach", "numpy"}
+    return isinstance(expr, cst.Attribute) and expr.attr.value in _SCALAR_ATTRIBUTES - {"data"}
+
+
+def _moved_root(expr) -> str | None:
+    """`x` for `x.to(device)`, `x.cuda().float()`, `x`; None otherwise."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in ("to", "cuda", "cpu", "float", "double", "half", "long", "contiguous"):
+        expr = expr.func.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _target_names(target) -> list[str]:
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _target_names(el.value)]
+    return []
+
+
 def _graph_reaches(expr, loss_names: set[str]) -> bool:
     if isinstance(expr, cst.Name):
         return expr.value in loss_names
     if isinstance(expr, cst.Call):
         f = expr.func
-        if isinstance(f, cst.Attribute) and f.attr.value in ("item", "detach", "tolist", "numpy"):
+        if isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS:
             return False
         if isinstance(f, cst.Name) and f.value in ("float", "int", "len"):
             return False
@@ -665,7 +708,7 @@ def _graph_reaches(expr, loss_names: set[str]) -> bool:
                 return True
         return any(_graph_reaches(a.value, loss_names) for a in expr.args)
     if isinstance(expr, cst.Attribute):
-        if expr.attr.value == "data":
+        if expr.attr.value in _SCALAR_ATTRIBUTES:
             return False
         return _graph_reaches(expr.value, loss_names)
     if isinstance(expr, cst.BinaryOperation):
