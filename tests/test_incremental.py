@@ -41,7 +41,9 @@ def test_edit_sequences_match_whole_file_parses(engine):
     rng = random.Random(7)
     for case in CASES[::3]:
         parser = IncrementalParser()
-        lines = case.read_text().split("\n")
+        original = case.read_text()
+        engine.lint_source(original, "t.py", incremental=parser)
+        lines = original.split("\n")
         for step in range(6):
             i = rng.randrange(len(lines))
             indent = lines[i][: len(lines[i]) - len(lines[i].lstrip())]
@@ -59,7 +61,8 @@ def test_edit_sequences_match_whole_file_parses(engine):
                 continue
             assert key(engine.lint_source(text, "t.py", incremental=parser)) == key(engine.lint_source(text, "t.py")), \
                 (case, step)
-        assert parser.reused > 0
+        if len(ast.parse(original).body) > 1:  # a file of one statement has nothing to keep
+            assert parser.reused > 0, case
 
 
 def test_reuses_unchanged_statements():
