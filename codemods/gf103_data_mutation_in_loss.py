@@ -201,7 +201,11 @@ class DataMutationInLoss(Rule):
         what=(
             "Finds writes through `.data` (`m.weight.data = torch.clamp(m.weight.data, lo, hi)`, "
             "`p.data.clamp_(lo, hi)`) in a loss or regulariser function called in a training loop after the "
-            "forward pass and before `backward()`, or in the loop body itself between the two."
+            "forward pass and before `backward()`, or in the loop body itself between the two. In the loop body "
+            "only writes to parameters count (a module's attribute, a parameter loop variable, a name gradfix "
+            "cannot place) while a forward's graph is pending: refilling a data buffer the file created "
+            "(`noise.data.normal_()`, `label.data.fill_(0)`) and writes after the iteration's previous backward() "
+            "and before the next model call (a GAN's discriminator step) are left alone."
         ),
         why=(
             "`.data` writes bypass autograd: no version bump, no error. Backward then reads whatever the forward "

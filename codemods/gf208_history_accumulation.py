@@ -22,8 +22,9 @@ class HistoryAccumulation(Rule):
         what=(
             "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`) in a training loop where "
             "`loss` is the tensor backpropagated in that iteration (or a term of it) and `total` is never "
-            "backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()` and a sum of per-chunk "
-            "losses that is backpropagated once are left alone."
+            "backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
+            "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
+            "`running += loss.item() * x.size(0)`) are left alone."
         ),
         why=(
             "`loss` carries its `grad_fn`, so `total` becomes a tensor whose graph links to every iteration's graph: "
