@@ -5,6 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import find_training_loops
+from gradfix.analysis.flow import Kind
+from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.loops import _walk_calls
 from gradfix.analysis.tree import children
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
@@ -33,6 +35,30 @@ def data_reads(expr: cst.CSTNode):
         for child in children(node):
             stack.append((child, node))
     return out
+
+
+def _holds_parameters(flow, name: cst.Name, paths) -> bool:
+    """A name whose `.data` read cuts gradient the optimizer needs: a parameter (`nn.Parameter`, a
+    `for p in model.parameters()` variable) or the output of a module the optimizer steps. A batch
+    (`real_imgs.data`) or the output of a module another optimizer steps (the generator's samples in a
+    WGAN-GP discriminator step) is data there."""
+    flows = [flow] if flow.scope is flow.index.module else [flow, flow.index.flow(flow.index.module)]
+    for f in flows:
+        bindings = [b for b in f.bindings if b.name == name.value]
+        if not bindings:
+            continue
+        for b in bindings:
+            if b.kind is Kind.PARAMETER:
+                return True
+            value = b.value
+            for call in _walk_calls(value) if isinstance(value, cst.CSTNode) else ():
+                func = call.func
+                if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                    return True
+                if paths.trained_from.startswith("the modules") and paths.calls_trained(call):
+                    return True
+        return False
+    return False
 
 
 class DataReadInLoss(Rule):
@@ -66,8 +92,13 @@ class DataReadInLoss(Rule):
             flow = index.flow(scope)
             for tl in find_training_loops(flow):
                 setup, model, _lr = model_and_optimizer_setup(tl)
+                trained = None
                 for stmt, value in loss_expressions(tl):
                     for node in data_reads(value):
+                        if isinstance(node.value, cst.Name):
+                            trained = GradPaths(tl) if trained is None else trained
+                            if not _holds_parameters(flow, node.value, trained):
+                                continue  # `real.data`, `fake.data` of a batch or an untrained output
                         if id(node) not in seen:
                             seen.add(id(node))
                             yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))

@@ -444,27 +444,40 @@ class Iteration:
 
     # -- facts -----------------------------------------------------------
     def loss_names(self) -> set[str]:
-        """Names that hold the backpropagated loss or a tensor term of it. Left out: the batch
-        itself (`x = x.to(device)`, bound from the loop's target) and sizes (`n = len(x)`), which
-        the loss reads but which carry no graph."""
+        """Names that hold the backpropagated loss or a tensor term of it: bound, on the way to the
+        loss, from a module's call or from another such name. Left out: what the loss merely reads,
+        such as the batch (`x = x.to(device)`), sizes (`n = len(x)`), configuration (`args`) and
+        replay buffers, which carry no graph."""
         if not hasattr(self, "_loss_names"):
-            names = set()
-            data = set(_target_names(self.loop.target)) if isinstance(self.loop, cst.For) else set()
+            names: set[str] = set()
             for stmt, value in reversed(loss_expressions(self.tl)):
-                if not isinstance(stmt, cst.Assign):
+                if not isinstance(stmt, cst.Assign) or _scalar_value(value):
                     continue
-                moved_data = _moved_root(value) in data
+                if not (self._calls_a_module(value) or _graph_reaches(value, names)):
+                    continue
                 for t in stmt.targets:
-                    if isinstance(t.target, cst.Name):
-                        if moved_data:
-                            data.add(t.target.value)
-                        elif not _scalar_value(value):
-                            names.add(t.target.value)
+                    if isinstance(t.target, cst.Name) and not self._not_a_tensor(t.target.value):
+                        names.add(t.target.value)
             loss = self.tl.loss
             if isinstance(loss, cst.Name):
                 names.add(loss.value)
             self._loss_names = names
         return self._loss_names
+
+    def _calls_a_module(self, value) -> bool:
+        for call in _calls_in(value):
+            if is_model_call(call, self.flow):
+                return True
+            name = dotted(call.func)
+            if name is not None and any(b.kind is Kind.MODULE for b in self.flow.bindings if b.name == name):
+                return True
+        return False
+
+    def _not_a_tensor(self, name: str) -> bool:
+        """Bound only to modules, optimizers and the like (`actor` in `actor(obs)`): the loss reads
+        them, but they are not terms of it."""
+        kinds = {b.kind for b in self.flow.bindings if b.name == name}
+        return bool(kinds) and kinds <= {Kind.MODULE, Kind.OPTIMIZER, Kind.SCHEDULER, Kind.SCALER}
 
     def watched_names(self) -> set[str]:
         """Names whose passing to an unknown call may hide a zero_grad/unscale/clip/step."""
@@ -676,22 +689,6 @@ def _scalar_value(expr) -> bool:
             return True
         return isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS - {"detach", "numpy"}
     return isinstance(expr, cst.Attribute) and expr.attr.value in _SCALAR_ATTRIBUTES - {"data"}
-
-
-def _moved_root(expr) -> str | None:
-    """`x` for `x.to(device)`, `x.cuda().float()`, `x`; None otherwise."""
-    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-            expr.func.attr.value in ("to", "cuda", "cpu", "float", "double", "half", "long", "contiguous"):
-        expr = expr.func.value
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
-def _target_names(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        return [n for el in target.elements for n in _target_names(el.value)]
-    return []
 
 
 def _graph_reaches(expr, loss_names: set[str]) -> bool:
