@@ -8,7 +8,8 @@ import libcst as cst
 
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.loops import _walk_calls, backward_target, is_model_call
-from gradfix.analysis.names import qualname
+from gradfix.analysis.gradpath import GradPaths
+from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import FACTORIES
 from gradfix.analysis.tree import walk as _walk
 from gradfix.analysis.torchapi import is_inplace_method
@@ -59,6 +60,48 @@ def _parameter_like(flow, target) -> bool:
         if bindings:
             return not all(_created_tensor(f, b) for b in bindings)
     return True
+
+
+def _is_clamp(small) -> bool:
+    return any(isinstance(c.func, (cst.Attribute, cst.Name)) and
+               (c.func.attr.value if isinstance(c.func, cst.Attribute) else c.func.value).rstrip("_") in _CLAMP_FUNCS
+               for c in _walk_calls(small))
+
+
+def _untrained_parameter(index, tl, small, target) -> bool:
+    """`tp.data.copy_(...)` in `for tp, p in zip(target.parameters(), net.parameters())`: a parameter of
+    a module the stepping optimizer does not hold (a target network's Polyak update); nothing the
+    pending backward uses depends on it."""
+    if not isinstance(target, cst.Name):
+        return False
+    loop = index.enclosing(small, (cst.For,))
+    if loop is None or loop is tl.loop:
+        return False
+    owner = _parameters_owner(loop, target.value)
+    if owner is None:
+        return False
+    paths = GradPaths(tl)
+    return paths.trained_from.startswith("the modules") and owner not in paths.trained
+
+
+def _parameters_owner(loop: cst.For, name: str) -> str | None:
+    """`target` for `name` bound by `for name in target.parameters()` or by its place in
+    `for a, b in zip(target.parameters(), ...)`."""
+    def owner(expr) -> str | None:
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+                expr.func.attr.value in ("parameters", "buffers"):
+            return dotted(expr.func.value)
+        return None
+
+    target, it = loop.target, loop.iter
+    if isinstance(target, cst.Name) and target.value == name:
+        return owner(it)
+    if isinstance(target, (cst.Tuple, cst.List)) and isinstance(it, cst.Call) and \
+            isinstance(it.func, cst.Name) and it.func.value == "zip":
+        names = [el.value.value if isinstance(el.value, cst.Name) else None for el in target.elements]
+        if name in names and names.index(name) < len(it.args):
+            return owner(it.args[names.index(name)].value)
+    return None
 
 
 def _created_tensor(flow, binding, depth: int = 0) -> bool:
@@ -247,7 +290,8 @@ class DataMutationInLoss(Rule):
                     if isinstance(st.node, cst.BaseCompoundStatement):
                         continue
                     param = data_write(st.node)
-                    if param is not None and id(st.node) not in seen and _parameter_like(flow, param):
+                    if param is not None and id(st.node) not in seen and _parameter_like(flow, param) and \
+                            not _untrained_parameter(index, tl, st.node, param):
                         seen.add(id(st.node))
                         yield self._direct(ctx, flow, tl, st)
                     for call in _walk_calls(st.node):
@@ -267,11 +311,15 @@ class DataMutationInLoss(Rule):
     # -- findings ----------------------------------------------------------
     def _direct(self, ctx, flow, tl, st):
         param = data_write(st.node)
+        what = "clamp" if _is_clamp(st.node) else "write"
         message = (f"`{ctx.code(param)}.data` is written between the forward pass and backward(): autograd does not "
-                   f"see it and the clamp lands before the optimizer step; clamp after `optimizer.step()` instead")
+                   f"see it and the {what} lands before the optimizer step; {what} after `optimizer.step()` instead")
         fix = None
         call = post_step_call(st.node, param)
-        if call is not None:
+        innermost = st.loops[-1] if st.loops else None
+        if call is not None and innermost is tl.loop:
+            # (a write inside a loop nested in the training loop is reported without a fix: moving it
+            # after the step would leave that loop behind)
             fix = self._fix(ctx, tl, call, _remove_small(ctx, st), old_stmt=ctx.code(st.node).strip())
         return ctx.finding(st.node, message, fix)
 

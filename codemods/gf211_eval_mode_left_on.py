@@ -33,6 +33,9 @@ class _Modes:
 
     def __init__(self, index, model: str, depth: int = 0):
         self.index, self.model, self.depth = index, model, depth
+        self.jumps: list[set] = []          # per enclosing loop being followed: states that break or continue
+        self.next_iteration: set = set()    # states that `continue` the outermost (epoch) loop
+        self.returns: set = set()           # states at a `return` (a helper's result; the end of the run at depth 0)
 
     def block(self, stmts, state: frozenset) -> frozenset:
         for stmt in stmts:
@@ -44,6 +47,17 @@ class _Modes:
             for small in stmt.body:
                 for call in calls_in(small):
                     state = self.call(call, state)
+                if isinstance(small, (cst.Break, cst.Continue)):
+                    if self.jumps:
+                        self.jumps[-1].update(state)   # leaves the inner loop, or starts its next pass
+                    elif isinstance(small, cst.Continue):
+                        self.next_iteration.update(state)
+                    return frozenset()                 # a `break` of the epoch loop: no later epoch trains
+                if isinstance(small, cst.Return):
+                    self.returns.update(state)
+                    return frozenset()
+                if isinstance(small, cst.Raise):
+                    return frozenset()
             return state
         if isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
             return state
@@ -57,9 +71,14 @@ class _Modes:
             return out | rest
         if isinstance(stmt, (cst.For, cst.While)):
             head = self.call_all(stmt.iter if isinstance(stmt, cst.For) else stmt.test, state)
-            once = self.block(_body(stmt), head)
-            twice = self.block(_body(stmt), once)
-            after = head | once | twice
+            self.jumps.append(set())
+            try:
+                once = self.block(_body(stmt), head)
+                twice = self.block(_body(stmt), once | frozenset(self.jumps[-1]))
+                jumped = frozenset(self.jumps[-1])
+            finally:
+                self.jumps.pop()
+            after = head | once | twice | jumped
             if stmt.orelse is not None:
                 after = self.block(_body(stmt.orelse), after)
             return after
@@ -113,7 +132,9 @@ class _Modes:
         inner = _Modes(self.index, param, self.depth + 1)
         out = set()
         for mode, node in state:
-            for m, n in inner.block(_body(fn), frozenset({(mode, node)})):
+            inner.returns = set()
+            ends = inner.block(_body(fn), frozenset({(mode, node)})) | frozenset(inner.returns)
+            for m, n in ends:
                 # an eval set inside the helper is reported at the call that runs it
                 out.add((m, call if m == EVAL and n is not node else n))
         return frozenset(out)
@@ -216,7 +237,9 @@ class EvalModeLeftOn(Rule):
                     modes.statement(it.loop, frozenset({(EVAL, None)})) != frozenset({(EVAL, None)}):
                 return None  # the batch loop changes the mode itself: another shape
             first = modes.block(before, trained)
-            later = modes.block(before, modes.block(after, first))
+            modes.next_iteration = set()
+            end = modes.block(after, first) | frozenset(modes.next_iteration)
+            later = modes.block(before, end)
         except _Unknown:
             return None
         if not self._mode_dependent(ctx, it, model):

@@ -13,6 +13,24 @@ from gradfix.analysis.tree import calls_in
 from gradfix.rule import Rule, RuleDocs
 
 
+# Methods of a module that do not run its forward.
+_NO_FORWARD = frozenset({"zero_grad", "train", "eval", "parameters", "named_parameters", "state_dict", "to", "cuda",
+                         "cpu", "requires_grad_", "modules", "children", "named_modules", "buffers", "half", "float",
+                         "double", "load_state_dict", "register_forward_hook", "register_forward_pre_hook"})
+
+
+def _may_run(call: cst.Call, trained: set[str]) -> set[str]:
+    """Trained modules this call may run with gradients on: modules passed to it (`compute_loss(model,
+    x, y)`, `partial(f, model)`) and modules whose other methods it is (`model.loss(x)`)."""
+    out = {dotted(a.value) for a in call.args} & trained
+    func = call.func
+    if isinstance(func, cst.Attribute) and func.attr.value not in _NO_FORWARD:
+        owner = dotted(func.value)
+        if owner in trained:
+            out.add(owner)
+    return out
+
+
 class NoGradTrainableBranch(Rule):
     id = "GF212"
     name = "no-grad-trainable-branch"
@@ -65,6 +83,7 @@ class NoGradTrainableBranch(Rule):
                 if not paths.trained_from.startswith("the modules"):
                     continue  # the optimizer was not found: what it holds is a guess
                 calls: dict[str, list] = {}
+                handed: set[str] = set()   # given to a function, or a method of it called, with gradients on
                 for st in steps:
                     for call in calls_in(st.node):
                         name = dotted(call.func)
@@ -72,7 +91,9 @@ class NoGradTrainableBranch(Rule):
                             name = name[: -len(".forward")]
                         if name in paths.trained:
                             calls.setdefault(name, []).append((call, st.no_grad))
-                for name in sorted(calls):
+                        elif not st.no_grad:
+                            handed |= _may_run(call, paths.trained)
+                for name in sorted(set(calls) - handed):
                     found = calls[name]
                     if not all(no_grad for _, no_grad in found) or FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
                         continue
