@@ -8,7 +8,7 @@ from gradfix.analysis import find_training_loops
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.loops import _walk_calls
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, walk
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -35,6 +35,43 @@ def data_reads(expr: cst.CSTNode):
         for child in children(node):
             stack.append((child, node))
     return out
+
+
+def _root(expr) -> str | None:
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
+def _used_outside_data(exprs, name: str | None) -> bool:
+    if name is None:
+        return False
+    for expr in exprs:
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Attribute):
+                if node.attr.value != "data":
+                    stack.append(node.value)  # not `.attr`: `self.layer` does not read a name `layer`
+                continue
+            if isinstance(node, cst.Name) and node.value == name:
+                return True
+            stack.extend(children(node))
+    return False
+
+
+def _dead_parts(tl) -> list:
+    """The parts of the loss (additive terms and the values of the names they read) that carry no
+    gradient once `.data` cuts; every part when the loss carries none at all. Empty when every term
+    keeps a path."""
+    paths = GradPaths(tl, data_breaks=True)
+    if not paths.carries(tl.loss):
+        return [part for _stmt, value in paths.loss_values() for part in [value]] or [tl.loss]
+    return [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+
+
+def _contains(tree, node) -> bool:
+    return any(n is node for n in walk(tree))
 
 
 def _holds_parameters(flow, name: cst.Name, paths) -> bool:
@@ -93,12 +130,21 @@ class DataReadInLoss(Rule):
             for tl in find_training_loops(flow):
                 setup, model, _lr = model_and_optimizer_setup(tl)
                 trained = None
+                dead = None
                 for stmt, value in loss_expressions(tl):
                     for node in data_reads(value):
-                        if isinstance(node.value, cst.Name):
+                        if dead is None:
+                            dead = _dead_parts(tl)
+                        if not any(_contains(part, node) for part in dead):
+                            continue  # the term keeps gradient through another path (`target = r + g * q(s2).data`)
+                        base = node.value
+                        if isinstance(base, (cst.Name, cst.Call)):
                             trained = GradPaths(tl) if trained is None else trained
-                            if not _holds_parameters(flow, node.value, trained):
+                            if isinstance(base, cst.Name) and not _holds_parameters(flow, base, trained):
                                 continue  # `real.data`, `fake.data` of a batch or an untrained output
+                            if isinstance(base, cst.Call) and not (trained.trained_from.startswith("the modules")
+                                                                   and trained.calls_trained(base)):
+                                continue  # `target_net(s2).data`: a stop-gradient on a module not trained here
                         if id(node) not in seen:
                             seen.add(id(node))
                             yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))
@@ -144,7 +190,9 @@ class DataReadInLoss(Rule):
         found = []
         for e in exprs:
             found.extend(data_reads(e))
-        return found
+        # `mask = (w.data.abs() > t).float(); return (w * mask).pow(2).sum()`: the value still reads `w`
+        # with autograd, so it keeps its gradient; only reads whose root is used through `.data` alone count
+        return [n for n in found if not _used_outside_data(exprs, _root(n.value))]
 
     def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code, term=None):
         where = f" in the value `{fn.name.value}` returns" if fn is not None else ""

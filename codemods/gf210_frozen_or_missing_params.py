@@ -10,6 +10,7 @@ from gradfix.analysis.flow import TENSORISH, Kind
 from gradfix.analysis.iteration import _walk, code_of, iterations, locator, skeleton
 from gradfix.analysis.loopedits import optimizer_and_scheduler
 from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.params import freeze_target
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -124,7 +125,7 @@ class FrozenOrMissingParams(Rule):
         for st in flow.steps:
             if st.index >= b.step:
                 break
-            what = _freeze_target(st.node)
+            what = freeze_target(st.node)
             if what is not None and (term == what or term.startswith(what + ".")):
                 freezes.append((st, what))
         if not freezes:
@@ -266,25 +267,6 @@ def _collect_terms(index, e, out: list[str]) -> bool:
                 return False
         return True
     return False
-
-
-def _freeze_target(node) -> str | None:
-    """`model` for `model.requires_grad_(False)` / `for p in model.parameters(): p.requires_grad = False`."""
-    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-        call = node.value
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and call.args and \
-                code_of(call.args[0].value) == "False":
-            return dotted(call.func.value)
-    if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call) and \
-            isinstance(node.iter.func, cst.Attribute) and node.iter.func.attr.value == "parameters":
-        var = node.target.value
-        for stmt in node.body.body:
-            if isinstance(stmt, cst.SimpleStatementLine):
-                for s in stmt.body:
-                    if isinstance(s, cst.Assign) and len(s.targets) == 1 and \
-                            code_of(s.targets[0].target) == f"{var}.requires_grad" and code_of(s.value) == "False":
-                        return dotted(node.iter.func.value)
-    return None
 
 
 def _model_class(flow, index, name: str) -> str | None:

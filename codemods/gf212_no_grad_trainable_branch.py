@@ -7,7 +7,7 @@ import libcst as cst
 from gradfix.analysis.gradpath import FROZEN_NAMES, GradPaths
 from gradfix.analysis.loops import find_training_loops
 from gradfix.analysis.names import dotted
-from gradfix.analysis.params import all_calls, last_name
+from gradfix.analysis.params import all_calls, freeze_target, last_name
 from gradfix.analysis.trainstep import optimizer_name
 from gradfix.analysis.tree import calls_in
 from gradfix.rule import Rule, RuleDocs
@@ -31,6 +31,12 @@ def _may_run(call: cst.Call, trained: set[str]) -> set[str]:
     return out
 
 
+def _frozen(index, flow) -> set[str]:
+    """Modules whose parameters the file freezes, in this scope or at module level."""
+    flows = [flow] if flow.scope is index.module else [flow, index.flow(index.module)]
+    return {name for f in flows for st in f.steps if (name := freeze_target(st.node)) is not None}
+
+
 class NoGradTrainableBranch(Rule):
     id = "GF212"
     name = "no-grad-trainable-branch"
@@ -43,8 +49,9 @@ class NoGradTrainableBranch(Rule):
             "`torch.inference_mode()` or `torch.set_grad_enabled(False)`. Left alone: a module called at least once "
             "with gradients on (a DQN computing its target with the same network under no_grad, a warm-up that "
             "freezes the backbone only for some epochs), modules the optimizer does not hold (a frozen backbone, "
-            "a teacher, an EMA or target network), names like `teacher`/`target`/`ema`, and steps whose optimizer "
-            "gradfix cannot see."
+            "a teacher, an EMA or target network), modules frozen in the file (`enc.requires_grad_(False)`, a "
+            "`p.requires_grad = False` loop), a module passed to a function or one of whose methods is called with "
+            "gradients on, names like `teacher`/`target`/`ema`, and steps whose optimizer gradfix cannot see."
         ),
         why=(
             "Under no_grad the module's output has no `grad_fn`: backward() never reaches its parameters, their "
@@ -93,7 +100,8 @@ class NoGradTrainableBranch(Rule):
                             calls.setdefault(name, []).append((call, st.no_grad))
                         elif not st.no_grad:
                             handed |= _may_run(call, paths.trained)
-                for name in sorted(set(calls) - handed):
+                frozen = _frozen(index, flow)
+                for name in sorted(set(calls) - handed - frozen):
                     found = calls[name]
                     if not all(no_grad for _, no_grad in found) or FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
                         continue

@@ -17,6 +17,13 @@ _HOOK_WORDS = ("register_forward_hook", "register_forward_pre_hook", "register_f
                "register_backward_hook", "weight_norm", "spectral_norm", "prune.")
 
 
+# Wrappers whose own forward() does their work (scatter, gradient-sync set-up): calling it directly is fine.
+_FORWARD_WRAPPERS = frozenset({
+    "torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
+    "torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel",
+    "torch.distributed.fsdp.FullyShardedDataParallel",
+})
+
 # `module` is left out: framework code (wrappers, hooks, DDP itself) calls `module.forward` on purpose
 _NAMES = MODEL_NAMES - {"module"}
 
@@ -43,7 +50,9 @@ class ForwardCalledDirectly(Rule):
             "skips them. Hook-based features then silently stop working: hook-based `weight_norm` and "
             "`spectral_norm` use a stale weight (with `weight_norm` the second iteration raises \"backward "
             "through the graph a second time\"), pruning masks are not applied, and wrappers that rely on hooks "
-            "(DDP/FSDP, activation checkpointing, profilers) are bypassed. dslinter W5516 `forward-pytorch`."
+            "(FSDP2's `fully_shard`, activation checkpointing, profilers) are bypassed. DDP, DataParallel and FSDP1 "
+            "wrappers do their work in `forward()` itself and are left alone, as are instances of plain classes "
+            "of the file. dslinter W5516 `forward-pytorch`."
         ),
         example="out = model.forward(x)\nloss = crit(out, y)",
         fixed_example="out = model(x)\nloss = crit(out, y)",
@@ -98,7 +107,7 @@ class ForwardCalledDirectly(Rule):
         in_module = cls is not None and cls.name.value in index.module_classes and fn is not None
         hooked = self._hooked(ctx, recv)
         message = (f"`{_short(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
-                   f"(hook-based weight_norm/spectral_norm, pruning, DDP/FSDP); call the module: `{name}(...)`")
+                   f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
         contract = {"kind": "forward-call", "receiver": name, "in_class": bool(in_module),
                     "call_old": code_of(call), "call_new": code_of(new_call)}
@@ -129,8 +138,14 @@ class ForwardCalledDirectly(Rule):
             flow = index.flow(ctx.module)
             bindings = [b for b in flow.bindings if b.name == recv.value]
         for b in bindings:
-            if isinstance(b.value, cst.Call) and (qualname(b.value.func, index.imports) or "").startswith(_EXPORT_PREFIXES):
-                return None, None  # scripted / traced / compiled: not a plain module
+            if isinstance(b.value, cst.Call):
+                q = qualname(b.value.func, index.imports) or ""
+                if q.startswith(_EXPORT_PREFIXES):
+                    return None, None  # scripted / traced / compiled: not a plain module
+                if q in _FORWARD_WRAPPERS:
+                    return None, None  # DDP / DataParallel do their work in forward() itself
+                if q in index.classes and q not in index.module_classes:
+                    return None, None  # an instance of a plain class of this file (a numpy model, a tokenizer)
         module_bindings = [b for b in bindings if b.kind is Kind.MODULE and not (b.ctor or "").endswith("Loss")]
         if module_bindings:
             b = module_bindings[-1]

@@ -290,6 +290,20 @@ class FileIndex:
                         return True
         return False
 
+    def is_enable_grad_with(self, with_node: cst.With) -> bool:
+        """`with torch.enable_grad():` / `torch.set_grad_enabled(True)`: gradients on again inside no_grad."""
+        for item in with_node.items:
+            expr = item.item
+            if isinstance(expr, cst.Call):
+                q = qualname(expr.func, self.imports)
+                if q in ("torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"):
+                    return True
+                if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and expr.args:
+                    v = expr.args[0].value
+                    if isinstance(v, cst.Name) and v.value == "True":
+                        return True
+        return False
+
     def is_no_grad_function(self, fn: cst.FunctionDef) -> bool:
         for dec in fn.decorators:
             expr = dec.decorator

@@ -42,8 +42,9 @@ def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
 class GradPaths:
     """Gradient-carrying names of one training step (up to its backward call)."""
 
-    def __init__(self, tl: TrainingLoop):
+    def __init__(self, tl: TrainingLoop, data_breaks: bool = False):
         self.tl = tl
+        self.data_breaks = data_breaks  # treat `x.data` as a cut too (GF104 asks what a term keeps without it)
         self.flow: Flow = tl.flow
         self.index = self.flow.index
         self.imports = self.index.imports
@@ -125,7 +126,8 @@ class GradPaths:
                     return True
                 continue
             if kind is cst.Attribute:
-                stack.append(node.value)
+                if not (self.data_breaks and node.attr.value == "data"):
+                    stack.append(node.value)
                 continue
             stack.extend(children(node))
         return False

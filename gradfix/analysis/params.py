@@ -468,3 +468,22 @@ __all__ = [
     "code_of", "all_calls", "last_name", "used_as_leaf", "is_module_ctor_call", "trains", "outermost_chain",
     "stored_name", "swap", "method_text",
 ]
+
+
+def freeze_target(node) -> str | None:
+    """`model` for `model.requires_grad_(False)` / `for p in model.parameters(): p.requires_grad = False`."""
+    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+        call = node.value
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and call.args and \
+                code_of(call.args[0].value) == "False":
+            return dotted(call.func.value)
+    if isinstance(node, cst.For) and isinstance(node.target, cst.Name) and isinstance(node.iter, cst.Call) and \
+            isinstance(node.iter.func, cst.Attribute) and node.iter.func.attr.value == "parameters":
+        var = node.target.value
+        for stmt in node.body.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for s in stmt.body:
+                    if isinstance(s, cst.Assign) and len(s.targets) == 1 and \
+                            code_of(s.targets[0].target) == f"{var}.requires_grad" and code_of(s.value) == "False":
+                        return dotted(node.iter.func.value)
+    return None
