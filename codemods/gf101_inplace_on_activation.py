@@ -5,7 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import TENSORISH_KINDS
+from gradfix.analysis.loops import backward_target
 from gradfix.analysis.torchapi import INPLACE_METHODS
+from gradfix.analysis.tree import calls_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -25,6 +27,16 @@ def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
     if expr.lpar or isinstance(expr, _ATOMS):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
+
+
+def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
+    """A backward() runs after the last save and before `step`, and none runs after `step` in the
+    scope's order: `probs.mul_(100)` for logging after `loss.backward()` changes nothing autograd needs."""
+    if not saved_steps:
+        return False
+    backwards = [st.index for st in flow.steps if not isinstance(st.node, cst.BaseCompoundStatement)
+                 and any(backward_target(c, flow) is not None for c in calls_in(st.node))]
+    return any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards)
 
 
 class InplaceOnActivation(Rule):
@@ -89,6 +101,8 @@ class InplaceOnActivation(Rule):
                 return None
             op_text = f".{meth}()"
         saved = flow.saved_before(binding, st.index)
+        if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
+            saved = []  # backward() already used (and freed) the graph that saved it
         aliases = flow.live_aliases(binding, st.index)
         if not saved and not aliases:
             return None

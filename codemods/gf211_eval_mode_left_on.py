@@ -131,9 +131,14 @@ class _Modes:
             raise _Unknown()
         inner = _Modes(self.index, param, self.depth + 1)
         out = set()
+        restores = _restores(fn, param)
         for mode, node in state:
             inner.returns = set()
             ends = inner.block(_body(fn), frozenset({(mode, node)})) | frozenset(inner.returns)
+            if restores and {m for m, _ in ends} == {TRAIN, EVAL}:
+                # the helper restores train mode on some paths only (`if was_training: net.train()` in a
+                # context manager, `if not final: model.train()`): it manages the mode on purpose
+                raise _Unknown()
             for m, n in ends:
                 # an eval set inside the helper is reported at the call that runs it
                 out.add((m, call if m == EVAL and n is not node else n))
@@ -150,6 +155,12 @@ def _may_change_mode(index, stmts: list) -> bool:
             if isinstance(func, cst.Name) and func.value in index.functions:
                 return True
     return False
+
+
+def _restores(fn: cst.FunctionDef, param: str) -> bool:
+    """Whether `fn` calls `param.train(...)` anywhere."""
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" and dotted(c.func.value) == param
+               for c in calls_in(fn))
 
 
 def _parameter_for(fn: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:

@@ -185,14 +185,22 @@ class Engine:
 
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
-                  tables: tuple[dict, dict] | None = None, reuse=None) -> list[Finding]:
+                  tables: tuple[dict, dict] | None = None, reuse=None,
+                  errors: list[FileError] | None = None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         index = FileIndex(wrapper, source, py_tree, tables, reuse)
         found: list[Finding] = []
         try:
             with tree.active(index.children, index.preorder):
                 for rule in self.rules:
-                    found.extend(rule.check(RuleContext(index, path, rule)))
+                    try:
+                        found.extend(list(rule.check(RuleContext(index, path, rule))))
+                    except RecursionError:
+                        raise
+                    except Exception as exc:  # a bug in one rule must not cost the file its other findings
+                        if errors is not None:
+                            errors.append(FileError(path, None, f"internal error in {rule.id} ({type(exc).__name__}: "
+                                                                f"{exc}); the other rules ran"))
             index.keep_flows()
         finally:
             index.release()
@@ -225,7 +233,9 @@ class Engine:
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         try:
-            return self._findings(module, source, path, py_tree, tables, incremental if tables else None), []
+            errors: list[FileError] = []
+            return self._findings(module, source, path, py_tree, tables, incremental if tables else None,
+                                  errors), errors
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 
@@ -238,14 +248,15 @@ class Engine:
             return [], [FileError(path, exc.line, str(exc))]
         out: list[tuple[Finding, str | None]] = []
         strict = _compiles(source)
-        for f in self._findings(module, source, path, py_tree):
+        errors: list[FileError] = []
+        for f in self._findings(module, source, path, py_tree, errors=errors):
             after = None
             if f.fix is not None:
                 after = apply_fixes(module, [f.fix])
                 if _parses(after, strict) is not None:
                     after = None
             out.append((f, after))
-        return out, []
+        return out, errors
 
     # -- rewrite, verify, decide -----------------------------------------
     def fix_source(self, source: str, path: str, decide: Decide, verifier=None, project_root: str | None = None) -> FixResult:
@@ -260,7 +271,11 @@ class Engine:
             except ParseFailure as exc:
                 result.errors.append(FileError(path, exc.line, str(exc)))
                 return result
-            findings = self._findings(module, current, path, py_tree)
+            round_errors: list[FileError] = []
+            findings = self._findings(module, current, path, py_tree, errors=round_errors)
+            for e in round_errors:
+                if e.message not in {x.message for x in result.errors}:
+                    result.errors.append(e)
             mapping = line_map(source, current) if current is not source else None
             candidates: list[Change] = []
             for f in findings:

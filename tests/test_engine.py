@@ -3,6 +3,8 @@ rejected changes not offered again, overlapping fixes applied one round at a tim
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import libcst as cst
 
 from gradfix.codemods import ALL_RULES
@@ -117,3 +119,20 @@ def test_lint_reports_syntax_error_with_python_line():
 def test_deeply_nested_input_is_an_error_not_a_crash():
     findings, errors = Engine(ALL_RULES).lint_source("x = " + "(" * 3000 + "1" + ")" * 3000 + "\n", "t.py")
     assert findings == [] and errors and errors[0].path == "t.py"
+
+
+def test_a_failing_rule_is_reported_and_the_others_still_run():
+    engine = Engine(ALL_RULES)
+    broken = next(r for r in engine.rules if r.id == "GF101")
+
+    def boom(ctx):
+        raise ValueError("boom")
+        yield  # pragma: no cover
+
+    broken.check = boom
+    source = (Path(__file__).resolve().parent.parent / "golden" / "seeds" / "seed1_scenario.py").read_text()
+    findings, errors = engine.lint_source(source, "seed.py")
+    assert [e.message for e in errors] == ["internal error in GF101 (ValueError: boom); the other rules ran"]
+    assert {f.rule for f in findings} >= {"GF102", "GF103"} and "GF101" not in {f.rule for f in findings}
+    result = engine.fix_source(source, "seed.py", accept_all)
+    assert any("internal error in GF101" in e.message for e in result.errors)

@@ -135,6 +135,16 @@ class Flow:
                 reasons.extend(str(r) for i, r in other.saved_at if i <= step)
         return reasons
 
+    def saved_steps(self, b: Binding, step: int) -> list[int]:
+        """The steps at which autograd saved `b` (or a tensor sharing its storage), up to `step`."""
+        out = []
+        for other in self.bindings:
+            if other.shares_storage(b):
+                if other.saved_output and 0 <= other.step <= step:
+                    out.append(other.step)
+                out.extend(i for i, _r in other.saved_at if i <= step)
+        return out
+
     def live_aliases(self, b: Binding, step: int) -> list[str]:
         """Other holders of `b`'s storage that are read after `step`, or escaped before it."""
         found = []
