@@ -84,6 +84,31 @@ def _untrained_parameter(index, tl, small, target) -> bool:
     return paths.trained_from.startswith("the modules") and owner not in paths.trained
 
 
+def _untrained_in_helper(index, tl, fn: cst.FunctionDef, call_site: cst.Call, small) -> bool:
+    """A helper's write to the parameters of a module it was given that the stepping optimizer does
+    not hold (`for tp, p in zip(target.parameters(), ...)` with `target` the call site's target net)."""
+    target = data_write(small)
+    if not isinstance(target, cst.Name):
+        return False
+    loop = index.enclosing(small, (cst.For,))
+    if loop is None:
+        return False
+    owner = _parameters_owner(loop, target.value)
+    if owner is None:
+        return False
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    positional = [a for a in call_site.args if a.keyword is None and not a.star]
+    arg = None
+    if owner in params and params.index(owner) < len(positional):
+        arg = positional[params.index(owner)].value
+    for a in call_site.args:
+        if a.keyword is not None and a.keyword.value == owner:
+            arg = a.value
+    module = dotted(arg) if arg is not None else owner
+    paths = GradPaths(tl)
+    return module is not None and paths.trained_from.startswith("the modules") and module not in paths.trained
+
+
 def _parameters_owner(loop: cst.For, name: str) -> str | None:
     """`target` for `name` bound by `for name in target.parameters()` or by its place in
     `for a, b in zip(target.parameters(), ...)`."""
@@ -286,6 +311,10 @@ class DataMutationInLoss(Rule):
         for scope in index.scopes():
             flow = index.flow(scope)
             for tl in find_training_loops(flow):
+                for st in tl.steps:  # a helper the loop calls anywhere is judged by its call site, not its name
+                    if not isinstance(st.node, cst.BaseCompoundStatement):
+                        called_in_loops |= {c.func.value for c in _walk_calls(st.node)
+                                            if isinstance(c.func, cst.Name) and c.func.value in index.functions}
                 for st in _pending_window(tl):
                     if isinstance(st.node, cst.BaseCompoundStatement):
                         continue
@@ -328,6 +357,8 @@ class DataMutationInLoss(Rule):
         for stmt, small, container in _data_writes(body):
             if id(small) in seen:
                 continue
+            if call_site is not None and tl is not None and _untrained_in_helper(ctx.index, tl, fn, call_site, small):
+                continue  # `soft_update(target, qnet, tau)`: the target network's parameters
             seen.add(id(small))
             param = data_write(small)
             where = f"`{fn.name.value}`"
