@@ -8,7 +8,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
-from gradfix.analysis.iteration import code_of, iterations
+from gradfix.analysis.iteration import _body, code_of, iterations
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.tree import calls_in
 from gradfix.rule import Rule, RuleDocs
@@ -172,15 +172,6 @@ def _parameter_for(fn: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | N
         return None
     position = [a for a in call.args if a.keyword is None].index(arg)
     return params[position] if position < len(params) else None
-
-
-def _body(node) -> list:
-    body = node.body
-    if isinstance(body, cst.IndentedBlock):
-        return list(body.body)
-    if isinstance(body, cst.SimpleStatementSuite):
-        return [body]
-    return list(getattr(body, "body", []))
 
 
 class EvalModeLeftOn(Rule):
