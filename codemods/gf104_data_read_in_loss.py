@@ -8,7 +8,8 @@ from gradfix.analysis import find_training_loops
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.loops import _walk_calls
-from gradfix.analysis.tree import children, walk
+from gradfix.analysis.names import chain_root
+from gradfix.analysis.tree import children, contains
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -37,12 +38,6 @@ def data_reads(expr: cst.CSTNode):
     return out
 
 
-def _root(expr) -> str | None:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.func if isinstance(expr, cst.Call) else expr.value
-    return expr.value if isinstance(expr, cst.Name) else None
-
-
 def _used_outside_data(exprs, name: str | None) -> bool:
     if name is None:
         return False
@@ -68,10 +63,6 @@ def _dead_parts(tl) -> list:
     if not paths.carries(tl.loss):
         return [part for _stmt, value in paths.loss_values() for part in [value]] or [tl.loss]
     return [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
-
-
-def _contains(tree, node) -> bool:
-    return any(n is node for n in walk(tree))
 
 
 def _holds_parameters(flow, name: cst.Name, paths) -> bool:
@@ -135,7 +126,7 @@ class DataReadInLoss(Rule):
                     for node in data_reads(value):
                         if dead is None:
                             dead = _dead_parts(tl)
-                        if not any(_contains(part, node) for part in dead):
+                        if not any(contains(part, node) for part in dead):
                             continue  # the term keeps gradient through another path (`target = r + g * q(s2).data`)
                         base = node.value
                         if isinstance(base, (cst.Name, cst.Call)):
@@ -192,7 +183,7 @@ class DataReadInLoss(Rule):
             found.extend(data_reads(e))
         # `mask = (w.data.abs() > t).float(); return (w * mask).pow(2).sum()`: the value still reads `w`
         # with autograd, so it keeps its gradient; only reads whose root is used through `.data` alone count
-        return [n for n in found if not _used_outside_data(exprs, _root(n.value))]
+        return [n for n in found if not _used_outside_data(exprs, chain_root(n.value))]
 
     def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code, term=None):
         where = f" in the value `{fn.name.value}` returns" if fn is not None else ""
@@ -222,22 +213,13 @@ def _term_of(value: cst.BaseExpression, node: cst.CSTNode) -> cst.BaseExpression
     cur = value
     while isinstance(cur, cst.BinaryOperation) and isinstance(cur.operator, (cst.Add, cst.Subtract)):
         for side in (cur.left, cur.right):
-            if _contains(side, node):
+            if contains(side, node):
                 cur = side
                 break
         else:
             break
     return cur
 
-
-def _contains(tree, node) -> bool:
-    stack = [tree]
-    while stack:
-        cur = stack.pop()
-        if cur is node:
-            return True
-        stack.extend(children(cur))
-    return False
 
 
 RULE = DataReadInLoss

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import FACTORIES, is_true, kwarg
 from gradfix.analysis.tree import walk
 from gradfix.rule import Rule, RuleDocs
@@ -54,6 +54,10 @@ def _makes_leaf_again(expr, imports) -> bool:
     if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
         return True
     return False
+
+
+def _short(code: str) -> str:
+    return shorten(code, 60)
 
 
 class LeafRebinding(Rule):
@@ -148,11 +152,6 @@ class LeafRebinding(Rule):
                         continue  # rebound again in between: that binding decides
                     return n, after
         return None
-
-
-def _short(code: str, limit: int = 60) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = LeafRebinding

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, code_of, last_name, make_kwarg, torch_expr_for
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -85,13 +85,13 @@ class DeprecatedCudaAmp(Rule):
         new_call, why_not = self._rewrite(ctx, call, api, device)
         if new_call is not None:
             new = code_of(new_call)
-            message = (f"`{_short(old)}` is deprecated (FutureWarning in torch 2.13); use `{_short(new)}`: the same "
+            message = (f"`{shorten(old)}` is deprecated (FutureWarning in torch 2.13); use `{shorten(new)}`: the same "
                        f"object, current API")
-            fix = ctx.fix(f"use `{_short(new)}`", [Edit(call, new_call)], Safety.SAFE,
+            fix = ctx.fix(f"use `{shorten(new)}`", [Edit(call, new_call)], Safety.SAFE,
                           {"kind": "same-object", "api": api, "device": device, "old": old, "new": new})
             return ctx.finding(call, message, fix)
         target = f'torch.amp.GradScaler("{device}", ...)' if api == "GradScaler" else f'torch.autocast("{device}", ...)'
-        return ctx.finding(call, f"`{_short(old)}` is deprecated (FutureWarning in torch 2.13); use `{target}` "
+        return ctx.finding(call, f"`{shorten(old)}` is deprecated (FutureWarning in torch 2.13); use `{target}` "
                                  f"({why_not})")
 
     def _rewrite(self, ctx, call: cst.Call, api: str, device: str):
@@ -121,11 +121,6 @@ class DeprecatedCudaAmp(Rule):
             else:
                 args.append(a)
         return call.with_changes(func=func, args=[dev] + args), None
-
-
-def _short(code: str, limit: int = 70) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = DeprecatedCudaAmp

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.names import shorten
 from gradfix.analysis.params import (
     CopyChain, append_arg, code_of, copy_chain, insert_before, kwarg, make_kwarg, method_text, outermost_chain,
     stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
@@ -109,7 +110,7 @@ class NonleafRequiresGrad(Rule):
         moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
         name = stored_name(chain.outer, index)
         holder = f"`{name}` holds" if name else "the expression is"
-        message = (f"`{_short(old)}` sets requires_grad on the leaf it creates and then copies it ({moves}): {holder} "
+        message = (f"`{shorten(old)}` sets requires_grad on the leaf it creates and then copies it ({moves}): {holder} "
                    f"a non-leaf, so its `.grad` stays None after backward() and an optimizer given it raises "
                    f"\"can't optimize a non-leaf Tensor\" ({use})")
         if name is not None and _mutated_later(ctx, chain.outer, name):
@@ -117,7 +118,7 @@ class NonleafRequiresGrad(Rule):
                                                       f"that requires grad does not allow)")
         new_expr, form = leaf_rewrite(chain)
         new = code_of(new_expr)
-        fix = ctx.fix(f"make the copy the leaf: `{_short(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE,
+        fix = ctx.fix(f"make the copy the leaf: `{shorten(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE,
                       {"kind": "leaf-tensor", "old": old, "new": new, "form": form})
         return ctx.finding(chain.outer, message, fix)
 
@@ -130,11 +131,6 @@ def _mutated_later(ctx, node, name: str) -> bool:
         if b.name == name and b.value is node and b.mutations:
             return True
     return False
-
-
-def _short(code: str, limit: int = 70) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = NonleafRequiresGrad

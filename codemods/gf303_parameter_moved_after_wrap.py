@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.names import shorten
 from gradfix.analysis.params import (
     MOVE_METHODS, CopyChain, all_calls, code_of, copy_chain, method_text, outermost_chain, stored_name,
     used_as_leaf,
@@ -96,13 +97,13 @@ class ParameterMovedAfterWrap(Rule):
             rg = next((a for a in chain.base.args if a.keyword is not None and a.keyword.value == "requires_grad"), None)
             frozen = rg is not None and isinstance(rg.value, cst.Name) and rg.value.value == "False"
             trained = "" if frozen else " and is never trained"
-            message = (f"`{name} = {_short(old)}`: {moves} copies the Parameter into a plain tensor, so `{name}` is not "
+            message = (f"`{name} = {shorten(old)}`: {moves} copies the Parameter into a plain tensor, so `{name}` is not "
                        f"registered (missing from parameters() and state_dict){trained}; wrap the moved tensor instead")
         else:
             use = used_as_leaf(chain.outer, index)
             if index.under_no_grad(chain.outer) or use is None:
                 return None
-            message = (f"`{_short(old)}`: {moves} copies the Parameter, so `{name}` holds a non-leaf plain tensor: its "
+            message = (f"`{shorten(old)}`: {moves} copies the Parameter, so `{name}` holds a non-leaf plain tensor: its "
                        f"`.grad` stays None and an optimizer given it raises \"can't optimize a non-leaf Tensor\" "
                        f"({use})")
         new_expr = moved_inside(chain)
@@ -113,13 +114,8 @@ class ParameterMovedAfterWrap(Rule):
             contract = {"kind": "registers-params", "class": cls.name.value, "attrs": [name[len("self."):]]}
         else:
             contract = {"kind": "leaf-tensor", "old": old, "new": new, "form": "parameter"}
-        fix = ctx.fix(f"move the copy inside: `{_short(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE, contract)
+        fix = ctx.fix(f"move the copy inside: `{shorten(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE, contract)
         return ctx.finding(chain.outer, message, fix)
-
-
-def _short(code: str, limit: int = 70) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = ParameterMovedAfterWrap

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.loops import MODEL_NAMES
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.params import all_calls, code_of, root_name
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
@@ -106,14 +106,14 @@ class ForwardCalledDirectly(Rule):
         cls = index.enclosing_class(call)
         in_module = cls is not None and cls.name.value in index.module_classes and fn is not None
         hooked = self._hooked(ctx, recv)
-        message = (f"`{_short(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
+        message = (f"`{shorten(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
                    f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
         contract = {"kind": "forward-call", "receiver": name, "in_class": bool(in_module),
                     "call_old": code_of(call), "call_new": code_of(new_call)}
         if setup:
             contract["setup"] = setup
-        fix = ctx.fix(f"call the module: `{_short(code_of(new_call))}`", [Edit(call, new_call)],
+        fix = ctx.fix(f"call the module: `{shorten(code_of(new_call))}`", [Edit(call, new_call)],
                       Safety.UNSAFE if hooked else Safety.SAFE, contract)
         return ctx.finding(call, message, fix)
 
@@ -188,11 +188,6 @@ class ForwardCalledDirectly(Rule):
                     if root is None or root.value in ("self",) or root.value in code_of(node):
                         return True
         return False
-
-
-def _short(code: str, limit: int = 70) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = ForwardCalledDirectly

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, append_arg, code_of, last_name, make_kwarg
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -71,16 +71,11 @@ class ReentrantCheckpoint(Rule):
                     continue  # the flag is (or may be) given by position
             new_call = node.with_changes(args=append_arg(list(node.args), make_kwarg("use_reentrant", cst.Name("False"))))
             what = "each checkpointed segment's" if sequential else "the checkpointed block's"
-            message = (f"`{_short(code_of(node))}` does not pass `use_reentrant`: torch 2.13 uses the reentrant "
+            message = (f"`{shorten(code_of(node))}` does not pass `use_reentrant`: torch 2.13 uses the reentrant "
                        f"variant, which builds no graph when no input requires grad, so {what} "
                        f"parameters get None gradients (only a warning says so); pass `use_reentrant=False`")
             fix = ctx.fix("pass `use_reentrant=False`", [Edit(node, new_call)], Safety.UNSAFE, {"kind": "checkpoint-grads"})
             yield ctx.finding(node, message, fix)
-
-
-def _short(code: str, limit: int = 70) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = ReentrantCheckpoint

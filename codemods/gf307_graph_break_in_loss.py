@@ -5,8 +5,14 @@ from __future__ import annotations
 
 from gradfix.analysis import find_training_loops
 from gradfix.analysis.gradpath import GradPaths, straight_through
+from gradfix.analysis.names import shorten
 from gradfix.analysis.params import all_calls, last_name
+from gradfix.analysis.tree import contains
 from gradfix.rule import Rule, RuleDocs
+
+
+def _short(code: str) -> str:
+    return shorten(code, 60)
 
 
 class GraphBreakInLoss(Rule):
@@ -57,7 +63,7 @@ class GraphBreakInLoss(Rule):
                     for call, inner in paths.breaks_in(value):
                         if id(call) in seen or straight_through(call, index):
                             continue
-                        in_dead_term = any(_contains(t, call) for t in dead_terms)
+                        in_dead_term = any(contains(t, call) for t in dead_terms)
                         if loss_carries and not in_dead_term:
                             continue
                         seen.add(id(call))
@@ -72,17 +78,6 @@ class GraphBreakInLoss(Rule):
                     f"require grad\", or, if the loss is re-wrapped as a new tensor, every gradient of {src} stays None")
         return (f"`{what}` cuts `{_short(ctx.code(inner))}` from autograd inside a term added to the loss: that term "
                 f"contributes no gradient to {src} ({paths.trained_from}); it only changes the logged loss value")
-
-
-def _contains(tree, node) -> bool:
-    from gradfix.analysis.tree import walk
-
-    return any(n is node for n in walk(tree))
-
-
-def _short(code: str, limit: int = 60) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = GraphBreakInLoss

@@ -5,9 +5,13 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.gradpath import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, last_name
 from gradfix.rule import Rule, RuleDocs
+
+
+def _short(code: str) -> str:
+    return shorten(code, 60)
 
 
 class DoubleSoftmax(Rule):
@@ -78,11 +82,6 @@ def _maybe_ce(call: cst.Call, index) -> bool:
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         return True
     return qualname(func, index.imports) in CROSS_ENTROPY_FUNCS
-
-
-def _short(code: str, limit: int = 60) -> str:
-    text = " ".join(code.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 RULE = DoubleSoftmax

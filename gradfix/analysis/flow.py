@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.tree import children
 
 
@@ -677,8 +677,5 @@ _EMPTY = cst.Module([])
 
 
 def _short(node, limit: int = 60) -> str:
-    if node is None:
-        return "?"
-    # whitespace is collapsed below, so the file's own indentation and newline do not matter
-    text = " ".join(_EMPTY.code_for_node(node).split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    # whitespace is collapsed, so the file's own indentation and newline do not matter
+    return "?" if node is None else shorten(_EMPTY.code_for_node(node), limit)

@@ -21,14 +21,14 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradfix.analysis.tree import children, preorder_span, preorder_spans_table, walk
+from gradfix.analysis.tree import children, contains, preorder_span, preorder_spans_table, walk
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.flow import Binding, Flow, Kind
 from gradfix.analysis.loops import (
     TrainingLoop, backward_target, find_training_loops, is_model_call, is_optimizer_step,
 )
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.trainstep import literal_number, loss_expressions, names_in
 
 CLIP_NORM = frozenset({
@@ -199,7 +199,7 @@ class Iteration:
             for node in _walk(self.loop.body):
                 if (type(node) is cst.For or type(node) is cst.While) and node is not self.loop:
                     if any(backward_target(c, flow) is not None for c in _calls_in(node)) and \
-                            not _contains(node, tl.backward_call):
+                            not contains(node, tl.backward_call):
                         self.other_backward_loops.add(id(node))
             self._block(_body(self.loop), (), (), self.events)
         else:
@@ -379,7 +379,7 @@ class Iteration:
                     v.func.attr.value in ("parameters", "named_parameters"):
                 v = v.func.value
             if isinstance(v, (cst.Name, cst.Attribute)):
-                r = _root_name(v)
+                r = chain_root(v)
                 if r is not None:
                     args.add(r)
         d = dotted(func.value) if isinstance(func, cst.Attribute) else None
@@ -1068,16 +1068,6 @@ _walk = walk  # pre-order, source order (gradfix.analysis.tree)
 
 def _calls_in(node):
     return [n for n in _walk(node) if type(n) is cst.Call]
-
-
-def _contains(tree, node) -> bool:
-    return any(n is node for n in _walk(tree))
-
-
-def _root_name(expr) -> str | None:
-    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
-        expr = expr.value if not isinstance(expr, cst.Call) else expr.func
-    return expr.value if isinstance(expr, cst.Name) else None
 
 
 def _root_name_text(text: str) -> str | None:

@@ -15,9 +15,10 @@ import libcst as cst
 
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import (
-    Iteration, _body, _contains, _walk, call_spec, code_of, literal_value, locator, module_constants, scheduler_info,
+    Iteration, _body, _walk, call_spec, code_of, literal_value, locator, module_constants, scheduler_info,
     skeleton,
 )
+from gradfix.analysis.tree import contains
 from gradfix.model import Edit
 
 
@@ -67,11 +68,11 @@ def compose(ops: list[Op]) -> list[Edit]:
     for op in ops:
         if not any(n is op.node for n in nodes):
             nodes.append(op.node)
-    roots = [n for n in nodes if not any(m is not n and _contains(m, n) for m in nodes)]
+    roots = [n for n in nodes if not any(m is not n and contains(m, n) for m in nodes)]
     edits = []
     for root in roots:
         own = [op for op in ops if op.node is root]
-        inner = [op for op in ops if op.node is not root and _contains(root, op.node)]
+        inner = [op for op in ops if op.node is not root and contains(root, op.node)]
         base = root.visit(_Apply(inner)) if inner else root
         edits.append(Edit(root, _combine(own, base)))
     return edits

@@ -104,6 +104,16 @@ def _is_optimizer_step(call: cst.Call, flow: Flow) -> bool:
     return Kind.OPTIMIZER in kinds or "opt" in name
 
 
+def training_loops(index):
+    """(scope, flow, training loop) for every training loop of the file, scope by scope."""
+    if "backward" not in index.text:
+        return  # no backward() anywhere: no scope's data flow needs to be asked
+    for scope in index.scopes():
+        flow = index.flow(scope)
+        for tl in find_training_loops(flow):
+            yield scope, flow, tl
+
+
 def find_training_loops(flow: Flow) -> list[TrainingLoop]:
     """The training steps of a scope (computed once per Flow; several rules ask)."""
     cached = getattr(flow, "_training_loops", None)

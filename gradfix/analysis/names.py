@@ -19,6 +19,19 @@ def dotted(expr: cst.BaseExpression) -> str | None:
     return None
 
 
+def shorten(code: str, limit: int = 70) -> str:
+    """Source text for a message: whitespace collapsed, cut to `limit` characters."""
+    text = " ".join(code.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def chain_root(expr: cst.BaseExpression) -> str | None:
+    """`model` for `model.fc.weight`, `x[0].data`, `net(x).detach()`: the name a chain starts from."""
+    while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
+        expr = expr.func if isinstance(expr, cst.Call) else expr.value
+    return expr.value if isinstance(expr, cst.Name) else None
+
+
 class ImportMap:
     """Local alias -> fully qualified name, from the module's top-level and nested imports."""
 

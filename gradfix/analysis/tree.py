@@ -166,6 +166,11 @@ def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
         stack.extend(reversed(children(cur)))
 
 
+def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether `node` is `tree` or inside it (by identity)."""
+    return any(n is node for n in walk(tree))
+
+
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Calls inside `node`, not descending into lambdas."""
     stack = [node]
