@@ -6,8 +6,7 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis import find_training_loops
-from gradfix.analysis.loops import _walk_calls, backward_target, is_model_call
+from gradfix.analysis.loops import _walk_calls, backward_target, is_model_call, training_loops
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import FACTORIES
@@ -54,8 +53,7 @@ def _parameter_like(flow, target) -> bool:
     `noise.data.normal_()`, `label.data.fill_(0)`)."""
     if not isinstance(target, cst.Name):
         return True
-    flows = [flow] if flow.scope is flow.index.module else [flow, flow.index.flow(flow.index.module)]
-    for f in flows:
+    for f in flow.and_module():
         bindings = [b for b in f.bindings if b.name == target.value]
         if bindings:
             return not all(_created_tensor(f, b) for b in bindings)
@@ -308,29 +306,27 @@ class DataMutationInLoss(Rule):
         index = ctx.index
         called_in_loops: set[str] = set()
         seen: set[int] = set()
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for tl in find_training_loops(flow):
-                for st in tl.steps:  # a helper the loop calls anywhere is judged by its call site, not its name
-                    if not isinstance(st.node, cst.BaseCompoundStatement):
-                        called_in_loops |= {c.func.value for c in _walk_calls(st.node)
-                                            if isinstance(c.func, cst.Name) and c.func.value in index.functions}
-                for st in _pending_window(tl):
-                    if isinstance(st.node, cst.BaseCompoundStatement):
-                        continue
-                    param = data_write(st.node)
-                    if param is not None and id(st.node) not in seen and _parameter_like(flow, param) and \
-                            not _untrained_parameter(index, tl, st.node, param):
-                        seen.add(id(st.node))
-                        yield self._direct(ctx, flow, tl, st)
-                    for call in _walk_calls(st.node):
-                        if isinstance(call.func, cst.Name) and call.func.value in index.functions:
-                            fn = index.functions[call.func.value]
-                            if fn is scope:
-                                continue
-                            called_in_loops.add(fn.name.value)
-                            for found in self._in_function(ctx, fn, call, tl, seen):
-                                yield found
+        for scope, flow, tl in training_loops(index):
+            for st in tl.steps:  # a helper the loop calls anywhere is judged by its call site, not its name
+                if not isinstance(st.node, cst.BaseCompoundStatement):
+                    called_in_loops |= {c.func.value for c in _walk_calls(st.node)
+                                        if isinstance(c.func, cst.Name) and c.func.value in index.functions}
+            for st in _pending_window(tl):
+                if isinstance(st.node, cst.BaseCompoundStatement):
+                    continue
+                param = data_write(st.node)
+                if param is not None and id(st.node) not in seen and _parameter_like(flow, param) and \
+                        not _untrained_parameter(index, tl, st.node, param):
+                    seen.add(id(st.node))
+                    yield self._direct(ctx, flow, tl, st)
+                for call in _walk_calls(st.node):
+                    if isinstance(call.func, cst.Name) and call.func.value in index.functions:
+                        fn = index.functions[call.func.value]
+                        if fn is scope:
+                            continue
+                        called_in_loops.add(fn.name.value)
+                        for found in self._in_function(ctx, fn, call, tl, seen):
+                            yield found
         for name, fn in index.functions.items():
             if name in called_in_loops or not _LOSS_LIKE.search(name):
                 continue

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import find_training_loops
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
-from gradfix.analysis.loops import _walk_calls
+from gradfix.analysis.loops import _walk_calls, training_loops
 from gradfix.analysis.names import chain_root
 from gradfix.analysis.tree import children, contains
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
@@ -70,8 +69,7 @@ def _holds_parameters(flow, name: cst.Name, paths) -> bool:
     `for p in model.parameters()` variable) or the output of a module the optimizer steps. A batch
     (`real_imgs.data`) or the output of a module another optimizer steps (the generator's samples in a
     WGAN-GP discriminator step) is data there."""
-    flows = [flow] if flow.scope is flow.index.module else [flow, flow.index.flow(flow.index.module)]
-    for f in flows:
+    for f in flow.and_module():
         bindings = [b for b in f.bindings if b.name == name.value]
         if not bindings:
             continue
@@ -116,36 +114,34 @@ class DataReadInLoss(Rule):
     def check(self, ctx):
         index = ctx.index
         seen: set[int] = set()
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for tl in find_training_loops(flow):
-                setup, model, _lr = model_and_optimizer_setup(tl)
-                trained = None
-                dead = None
-                for stmt, value in loss_expressions(tl):
-                    for node in data_reads(value):
-                        if dead is None:
-                            dead = _dead_parts(tl)
-                        if not any(contains(part, node) for part in dead):
-                            continue  # the term keeps gradient through another path (`target = r + g * q(s2).data`)
-                        base = node.value
-                        if isinstance(base, (cst.Name, cst.Call)):
-                            trained = GradPaths(tl) if trained is None else trained
-                            if isinstance(base, cst.Name) and not _holds_parameters(flow, base, trained):
-                                continue  # `real.data`, `fake.data` of a batch or an untrained output
-                            if isinstance(base, cst.Call) and not (trained.trained_from.startswith("the modules")
-                                                                   and trained.calls_trained(base)):
-                                continue  # `target_net(s2).data`: a stop-gradient on a module not trained here
-                        if id(node) not in seen:
-                            seen.add(id(node))
-                            yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))
-                    for call in _walk_calls(value):
-                        if isinstance(call.func, cst.Name) and call.func.value in index.functions:
-                            fn = index.functions[call.func.value]
-                            for node in self._returned_data_reads(fn):
-                                if id(node) not in seen:
-                                    seen.add(id(node))
-                                    yield self._finding(ctx, node, fn, setup, model, ctx.code(call).strip())
+        for _scope, flow, tl in training_loops(index):
+            setup, model, _lr = model_and_optimizer_setup(tl)
+            trained = None
+            dead = None
+            for stmt, value in loss_expressions(tl):
+                for node in data_reads(value):
+                    if dead is None:
+                        dead = _dead_parts(tl)
+                    if not any(contains(part, node) for part in dead):
+                        continue  # the term keeps gradient through another path (`target = r + g * q(s2).data`)
+                    base = node.value
+                    if isinstance(base, (cst.Name, cst.Call)):
+                        trained = GradPaths(tl) if trained is None else trained
+                        if isinstance(base, cst.Name) and not _holds_parameters(flow, base, trained):
+                            continue  # `real.data`, `fake.data` of a batch or an untrained output
+                        if isinstance(base, cst.Call) and not (trained.trained_from.startswith("the modules")
+                                                               and trained.calls_trained(base)):
+                            continue  # `target_net(s2).data`: a stop-gradient on a module not trained here
+                    if id(node) not in seen:
+                        seen.add(id(node))
+                        yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))
+                for call in _walk_calls(value):
+                    if isinstance(call.func, cst.Name) and call.func.value in index.functions:
+                        fn = index.functions[call.func.value]
+                        for node in self._returned_data_reads(fn):
+                            if id(node) not in seen:
+                                seen.add(id(node))
+                                yield self._finding(ctx, node, fn, setup, model, ctx.code(call).strip())
 
     def _returned_data_reads(self, fn: cst.FunctionDef):
         """`.data` reads in what `fn` returns, following local assignments that feed it."""

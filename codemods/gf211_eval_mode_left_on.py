@@ -265,8 +265,7 @@ class EvalModeLeftOn(Rule):
         index = ctx.index
         ctor = None
         value = None
-        flows = [it.flow] if it.flow.scope is index.module else [index.flow(index.module), it.flow]
-        for flow in flows:  # a module-level model used in a function: the function's own binding wins
+        for flow in reversed(it.flow.and_module()):  # module level first: the function's own binding wins
             for b in flow.bindings:
                 if b.name == model and b.kind is Kind.MODULE:
                     ctor, value = b.ctor, b.value

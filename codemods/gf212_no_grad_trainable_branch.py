@@ -5,9 +5,9 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.gradpath import FROZEN_NAMES, GradPaths
-from gradfix.analysis.loops import find_training_loops
+from gradfix.analysis.loops import training_loops
 from gradfix.analysis.names import dotted
-from gradfix.analysis.params import all_calls, freeze_target, last_name
+from gradfix.analysis.params import freeze_target
 from gradfix.analysis.trainstep import optimizer_name
 from gradfix.analysis.tree import calls_in
 from gradfix.rule import Rule, RuleDocs
@@ -33,8 +33,7 @@ def _may_run(call: cst.Call, trained: set[str]) -> set[str]:
 
 def _frozen(index, flow) -> set[str]:
     """Modules whose parameters the file freezes, in this scope or at module level."""
-    flows = [flow] if flow.scope is index.module else [flow, index.flow(index.module)]
-    return {name for f in flows for st in f.steps if (name := freeze_target(st.node)) is not None}
+    return {name for f in flow.and_module() for st in f.steps if (name := freeze_target(st.node)) is not None}
 
 
 class NoGradTrainableBranch(Rule):
@@ -77,45 +76,41 @@ class NoGradTrainableBranch(Rule):
 
     def check(self, ctx):
         index = ctx.index
-        if not any(last_name(c.func) == "backward" for c in all_calls(index)):
-            return
         seen: set[int] = set()
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for tl in find_training_loops(flow):
-                steps = [s for s in tl.before_backward() if not isinstance(s.node, cst.BaseCompoundStatement)]
-                if not any(s.no_grad for s in steps):
+        for _scope, flow, tl in training_loops(index):
+            steps = [s for s in tl.before_backward() if not isinstance(s.node, cst.BaseCompoundStatement)]
+            if not any(s.no_grad for s in steps):
+                continue
+            paths = GradPaths(tl)
+            if not paths.trained_from.startswith("the modules"):
+                continue  # the optimizer was not found: what it holds is a guess
+            calls: dict[str, list] = {}
+            handed: set[str] = set()   # given to a function, or a method of it called, with gradients on
+            for st in steps:
+                for call in calls_in(st.node):
+                    name = dotted(call.func)
+                    if name is not None and name.endswith(".forward"):
+                        name = name[: -len(".forward")]
+                    if name in paths.trained:
+                        calls.setdefault(name, []).append((call, st.no_grad))
+                    elif not st.no_grad:
+                        handed |= _may_run(call, paths.trained)
+            frozen = _frozen(index, flow)
+            for name in sorted(set(calls) - handed - frozen):
+                found = calls[name]
+                if not all(no_grad for _, no_grad in found) or FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
                     continue
-                paths = GradPaths(tl)
-                if not paths.trained_from.startswith("the modules"):
-                    continue  # the optimizer was not found: what it holds is a guess
-                calls: dict[str, list] = {}
-                handed: set[str] = set()   # given to a function, or a method of it called, with gradients on
-                for st in steps:
-                    for call in calls_in(st.node):
-                        name = dotted(call.func)
-                        if name is not None and name.endswith(".forward"):
-                            name = name[: -len(".forward")]
-                        if name in paths.trained:
-                            calls.setdefault(name, []).append((call, st.no_grad))
-                        elif not st.no_grad:
-                            handed |= _may_run(call, paths.trained)
-                frozen = _frozen(index, flow)
-                for name in sorted(set(calls) - handed - frozen):
-                    found = calls[name]
-                    if not all(no_grad for _, no_grad in found) or FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
-                        continue
-                    first = min((c for c, _ in found), key=lambda c: (index.position(c).start.line,
-                                                                       index.position(c).start.column))
-                    if id(first) in seen:
-                        continue
-                    seen.add(id(first))
-                    opt = optimizer_name(tl) or "the optimizer"
-                    yield ctx.finding(first, (
-                        f"`{opt}` steps the parameters of `{name}`, but every call of `{name}` before backward() runs "
-                        f"under no_grad: its parameters never get a gradient and `{opt}.step()` leaves them "
-                        f"unchanged; call it with gradients on, or leave its parameters out of `{opt}` if it is "
-                        f"meant to stay frozen"))
+                first = min((c for c, _ in found), key=lambda c: (index.position(c).start.line,
+                                                                   index.position(c).start.column))
+                if id(first) in seen:
+                    continue
+                seen.add(id(first))
+                opt = optimizer_name(tl) or "the optimizer"
+                yield ctx.finding(first, (
+                    f"`{opt}` steps the parameters of `{name}`, but every call of `{name}` before backward() runs "
+                    f"under no_grad: its parameters never get a gradient and `{opt}.step()` leaves them "
+                    f"unchanged; call it with gradients on, or leave its parameters out of `{opt}` if it is "
+                    f"meant to stay frozen"))
 
 
 RULE = NoGradTrainableBranch

@@ -3,10 +3,9 @@ of a prediction on the way to the loss (detect only)."""
 
 from __future__ import annotations
 
-from gradfix.analysis import find_training_loops
 from gradfix.analysis.gradpath import GradPaths, straight_through
+from gradfix.analysis.loops import training_loops
 from gradfix.analysis.names import shorten
-from gradfix.analysis.params import all_calls, last_name
 from gradfix.analysis.tree import contains
 from gradfix.rule import Rule, RuleDocs
 
@@ -48,26 +47,22 @@ class GraphBreakInLoss(Rule):
 
     def check(self, ctx):
         index = ctx.index
-        if not any(last_name(c.func) == "backward" for c in all_calls(index)):
-            return
         seen: set[int] = set()
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for tl in find_training_loops(flow):
-                paths = GradPaths(tl)
-                if not paths.trained:
-                    continue
-                loss_carries = paths.carries(tl.loss)
-                dead_terms = [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
-                for _stmt, value in paths.loss_values():
-                    for call, inner in paths.breaks_in(value):
-                        if id(call) in seen or straight_through(call, index):
-                            continue
-                        in_dead_term = any(contains(t, call) for t in dead_terms)
-                        if loss_carries and not in_dead_term:
-                            continue
-                        seen.add(id(call))
-                        yield ctx.finding(call, self._message(ctx, paths, call, inner, loss_carries))
+        for _scope, flow, tl in training_loops(index):
+            paths = GradPaths(tl)
+            if not paths.trained:
+                continue
+            loss_carries = paths.carries(tl.loss)
+            dead_terms = [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+            for _stmt, value in paths.loss_values():
+                for call, inner in paths.breaks_in(value):
+                    if id(call) in seen or straight_through(call, index):
+                        continue
+                    in_dead_term = any(contains(t, call) for t in dead_terms)
+                    if loss_carries and not in_dead_term:
+                        continue
+                    seen.add(id(call))
+                    yield ctx.finding(call, self._message(ctx, paths, call, inner, loss_carries))
 
     def _message(self, ctx, paths, call, inner, loss_carries) -> str:
         what = _short(ctx.code(call))

@@ -113,6 +113,11 @@ class Flow:
             self.function = None
             self._block(scope.body, False, ())
 
+    def and_module(self) -> list["Flow"]:
+        """This flow and, for a function, the module-level flow whose names it also reads."""
+        index = self.index
+        return [self] if self.scope is index.module else [self, index.flow(index.module)]
+
     def discard(self) -> None:
         """Drop the references back to the file (the index, and the training loops cached on
         this flow, which point back at it): a flow that no version uses any more is then freed
