@@ -5,9 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import TENSORISH_KINDS
-from gradfix.analysis.loops import backward_target
+from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.torchapi import INPLACE_METHODS
-from gradfix.analysis.tree import calls_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -34,8 +33,7 @@ def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
     scope's order: `probs.mul_(100)` for logging after `loss.backward()` changes nothing autograd needs."""
     if not saved_steps:
         return False
-    backwards = [st.index for st in flow.steps if not isinstance(st.node, cst.BaseCompoundStatement)
-                 and any(backward_target(c, flow) is not None for c in calls_in(st.node))]
+    backwards = [st.index for st in flow.steps if calls_backward(st, flow)]
     return any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards)
 
 

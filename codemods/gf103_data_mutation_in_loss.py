@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.loops import _walk_calls, backward_target, is_model_call, training_loops
+from gradfix.analysis.loops import _walk_calls, calls_backward, is_model_call, training_loops
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import FACTORIES
@@ -31,8 +31,7 @@ def _pending_window(tl) -> list:
     flow = tl.flow
     start = -1
     for st in steps:
-        if st.index < tl.backward.index and not isinstance(st.node, cst.BaseCompoundStatement) and \
-                any(backward_target(c, flow) is not None for c in _walk_calls(st.node)):
+        if st.index < tl.backward.index and calls_backward(st, flow):
             start = st.index
     out, forward_seen = [], False
     for st in steps:
@@ -66,45 +65,38 @@ def _is_clamp(small) -> bool:
                for c in _walk_calls(small))
 
 
-def _untrained_parameter(index, tl, small, target) -> bool:
+def _untrained_parameter(index, tl, small, target, fn: cst.FunctionDef | None = None,
+                         call_site: cst.Call | None = None) -> bool:
     """`tp.data.copy_(...)` in `for tp, p in zip(target.parameters(), net.parameters())`: a parameter of
     a module the stepping optimizer does not hold (a target network's Polyak update); nothing the
-    pending backward uses depends on it."""
+    pending backward uses depends on it. In a helper (`fn` called at `call_site`), the module is the
+    argument given for the helper's parameter."""
     if not isinstance(target, cst.Name):
         return False
     loop = index.enclosing(small, (cst.For,))
     if loop is None or loop is tl.loop:
         return False
     owner = _parameters_owner(loop, target.value)
+    if owner is not None and fn is not None and call_site is not None:
+        arg = _argument_for(fn, call_site, owner)
+        owner = dotted(arg) if arg is not None else owner
     if owner is None:
         return False
     paths = GradPaths(tl)
     return paths.trained_from.startswith("the modules") and owner not in paths.trained
 
 
-def _untrained_in_helper(index, tl, fn: cst.FunctionDef, call_site: cst.Call, small) -> bool:
-    """A helper's write to the parameters of a module it was given that the stepping optimizer does
-    not hold (`for tp, p in zip(target.parameters(), ...)` with `target` the call site's target net)."""
-    target = data_write(small)
-    if not isinstance(target, cst.Name):
-        return False
-    loop = index.enclosing(small, (cst.For,))
-    if loop is None:
-        return False
-    owner = _parameters_owner(loop, target.value)
-    if owner is None:
-        return False
-    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+def _argument_for(fn: cst.FunctionDef, call_site: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The call-site argument given for `fn`'s parameter `name` (by position or keyword), or None."""
+    names = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
     positional = [a for a in call_site.args if a.keyword is None and not a.star]
     arg = None
-    if owner in params and params.index(owner) < len(positional):
-        arg = positional[params.index(owner)].value
+    if name in names and names.index(name) < len(positional):
+        arg = positional[names.index(name)].value
     for a in call_site.args:
-        if a.keyword is not None and a.keyword.value == owner:
+        if a.keyword is not None and a.keyword.value == name:
             arg = a.value
-    module = dotted(arg) if arg is not None else owner
-    paths = GradPaths(tl)
-    return module is not None and paths.trained_from.startswith("the modules") and module not in paths.trained
+    return arg
 
 
 def _parameters_owner(loop: cst.For, name: str) -> str | None:
@@ -353,7 +345,8 @@ class DataMutationInLoss(Rule):
         for stmt, small, container in _data_writes(body):
             if id(small) in seen:
                 continue
-            if call_site is not None and tl is not None and _untrained_in_helper(ctx.index, tl, fn, call_site, small):
+            if call_site is not None and tl is not None and \
+                    _untrained_parameter(ctx.index, tl, small, data_write(small), fn, call_site):
                 continue  # `soft_update(target, qnet, tau)`: the target network's parameters
             seen.add(id(small))
             param = data_write(small)
@@ -432,19 +425,12 @@ def _map_param(fn: cst.FunctionDef, call_site: cst.Call, new_call: cst.Call, roo
     """Rewrite the function's parameter in `new_call` as the call-site argument."""
     if root is None:
         return None
-    params = list(fn.params.posonly_params) + list(fn.params.params)
-    names = [p.name.value for p in params]
-    if root.value not in names and root.value not in [p.name.value for p in fn.params.kwonly_params]:
+    names = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)]
+    if root.value not in names:
         # a global (e.g. `net.fc.weight.data` used directly): valid at the call site as it is,
         # unless the function rebinds it locally
         return new_call
-    arg = None
-    pos = [a for a in call_site.args if a.keyword is None and not a.star]
-    if root.value in names and names.index(root.value) < len(pos):
-        arg = pos[names.index(root.value)].value
-    for a in call_site.args:
-        if a.keyword is not None and a.keyword.value == root.value:
-            arg = a.value
+    arg = _argument_for(fn, call_site, root.value)
     if arg is None:
         return None
     if not isinstance(arg, (cst.Name, cst.Attribute, cst.Subscript)):

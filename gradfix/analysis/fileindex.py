@@ -277,32 +277,26 @@ class FileIndex:
     def enclosing_class(self, node: cst.CSTNode) -> cst.ClassDef | None:
         return self.enclosing(node, (cst.ClassDef,))  # type: ignore[return-value]
 
-    def is_no_grad_with(self, with_node: cst.With) -> bool:
+    def grad_mode_of_with(self, with_node: cst.With) -> bool | None:
+        """False for `with torch.no_grad()` (inference_mode, `set_grad_enabled(False)`), True for
+        `torch.enable_grad()` / `set_grad_enabled(True)` (gradients on again inside no_grad), None
+        when the statement does not set the grad mode."""
         for item in with_node.items:
             expr = item.item
             if isinstance(expr, cst.Call):
                 q = qualname(expr.func, self.imports)
                 if q in torchapi.NO_GRAD_CONTEXTS:
-                    return True
-                if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and expr.args:
-                    v = expr.args[0].value
-                    if isinstance(v, cst.Name) and v.value == "False":
-                        return True
-        return False
-
-    def is_enable_grad_with(self, with_node: cst.With) -> bool:
-        """`with torch.enable_grad():` / `torch.set_grad_enabled(True)`: gradients on again inside no_grad."""
-        for item in with_node.items:
-            expr = item.item
-            if isinstance(expr, cst.Call):
-                q = qualname(expr.func, self.imports)
+                    return False
                 if q in ("torch.enable_grad", "torch.autograd.enable_grad", "torch.autograd.grad_mode.enable_grad"):
                     return True
                 if q in ("torch.set_grad_enabled", "torch.autograd.set_grad_enabled") and expr.args:
                     v = expr.args[0].value
-                    if isinstance(v, cst.Name) and v.value == "True":
-                        return True
-        return False
+                    if isinstance(v, cst.Name) and v.value in ("True", "False"):
+                        return v.value == "True"
+        return None
+
+    def is_no_grad_with(self, with_node: cst.With) -> bool:
+        return self.grad_mode_of_with(with_node) is False
 
     def is_no_grad_function(self, fn: cst.FunctionDef) -> bool:
         for dec in fn.decorators:

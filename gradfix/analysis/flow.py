@@ -236,7 +236,8 @@ class Flow:
                 self._expr(item.item, st)
                 if item.asname is not None:
                     self._bind_target(item.asname.name, Kind.OTHER, st, None)
-            inner = (no_grad or self.index.is_no_grad_with(stmt)) and not self.index.is_enable_grad_with(stmt)
+            mode = self.index.grad_mode_of_with(stmt)
+            inner = no_grad if mode is None else not mode
             self._block(stmt.body.body, inner, loops)
         elif isinstance(stmt, cst.Try):
             self._block(stmt.body.body, no_grad, loops)

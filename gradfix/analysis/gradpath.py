@@ -17,7 +17,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
-from gradfix.analysis.loops import TrainingLoop, backward_target, is_model_call
+from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.trainstep import loss_expressions, optimizer_name
 from gradfix.analysis.tree import calls_in, children, walk
@@ -78,8 +78,7 @@ class GradPaths:
         steps = [st for st in self.tl.before_backward() if not isinstance(st.node, cst.BaseCompoundStatement)]
         # only this backward's segment: a critic updated by an earlier backward() of the same iteration
         # (an actor-critic step) is not what this one trains
-        earlier = [i for i, st in enumerate(steps)
-                   if any(backward_target(c, self.flow) is not None for c in calls_in(st.node))]
+        earlier = [i for i, st in enumerate(steps) if calls_backward(st, self.flow)]
         if earlier:
             steps = steps[earlier[-1] + 1:]
         for st in steps:

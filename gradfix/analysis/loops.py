@@ -63,6 +63,12 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
     return None
 
 
+def calls_backward(st: Step, flow: Flow) -> bool:
+    """A simple statement that runs a backward() (`loss.backward()`, `scaler.scale(loss).backward()`)."""
+    return not isinstance(st.node, cst.BaseCompoundStatement) and \
+        any(backward_target(c, flow) is not None for c in _walk_calls(st.node))
+
+
 def _walk_calls(node):
     stack = [node]
     while stack:
