@@ -26,7 +26,7 @@ from gradfix.analysis.tree import children, contains, preorder_span, preorder_sp
 from gradfix.analysis import torchapi
 from gradfix.analysis.flow import Binding, Flow, Kind
 from gradfix.analysis.loops import (
-    TrainingLoop, backward_target, find_training_loops, is_model_call, is_optimizer_step,
+    TrainingLoop, backward_target, is_model_call, is_optimizer_step, training_loops,
 )
 from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.trainstep import literal_number, loss_expressions, names_in
@@ -1018,10 +1018,11 @@ def iterations(index) -> list[Iteration]:
 
 def _iterations(index) -> list[Iteration]:
     out: list[Iteration] = []
-    for scope in index.scopes():
-        flow = index.flow(scope)
-        for i, tl in enumerate(find_training_loops(flow)):
-            out.append(Iteration(index, scope, flow, tl, i))
+    ordinals: dict[int, int] = {}  # the loop's place among its scope's training loops
+    for scope, flow, tl in training_loops(index):
+        ordinal = ordinals.get(id(scope), 0)
+        ordinals[id(scope)] = ordinal + 1
+        out.append(Iteration(index, scope, flow, tl, ordinal))
     return out
 
 
