@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
-from gradfix.analysis.names import qualname, shorten
-from gradfix.analysis.params import all_calls, code_of, last_name, make_kwarg, torch_expr_for
+from gradfix.analysis.names import dotted, qualname, shorten
+from gradfix.analysis.params import all_calls, code_of, last_name, make_kwarg, root_name, torch_expr_for
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -33,7 +36,13 @@ class DeprecatedCudaAmp(Rule):
             "`torch.cpu.amp.autocast(...)` however they are imported (`import torch.cuda.amp as amp`, "
             "`from torch.cuda.amp import autocast, GradScaler`), in `with` items, decorators and assignments. "
             "`torch.amp.GradScaler(\"cuda\")`, `torch.autocast(\"cuda\")` and `torch.amp.autocast(...)` are the "
-            "current API and are left alone."
+            "current API and are left alone. So is the compatibility branch of a version fallback, decided from "
+            "the tree: a call under `if`/`else` (or a conditional expression) on a version test "
+            "(`_TORCH_GREATER_EQUAL_2_4`, `is_torch_version(\">=\", \"2.3\")`, `version.parse(torch.__version__)`, "
+            "`TORCH_VERSION >= (2, 4)`, `hasattr(torch, \"amp\")`, or a module-level name assigned from one), after an "
+            "`if <version test>: return ...`, in either branch of a `try`/`except (AttributeError, ImportError, "
+            "TypeError)` (or a bare / `Exception` handler) whose other branch uses `torch.amp` / `torch.autocast`, "
+            "and a name that imports in the file bind both to the old and to the new class."
         ),
         why=(
             "Each call emits `FutureWarning: torch.cuda.amp.GradScaler(args...) is deprecated` (torch 2.13) and the "
@@ -54,6 +63,8 @@ class DeprecatedCudaAmp(Rule):
             "(`enabled=`, `dtype=`, `cache_enabled=`) because the positions differ. The file's own spelling of "
             "`torch` is reused; when the call was imported by name and `torch` itself is not imported, it is "
             "reported without a fix. An import line left unused is not touched (your linter will say so). "
+            "Version fallbacks get no finding and no fix: their old branch exists for the releases without the new "
+            "API, and rewriting it would break exactly those. "
             "TorchFix (TOR101) covers `autocast` only, not `GradScaler`."
         ),
         fix_safety="Safe: the same class is constructed with the same settings. The verifier checks it.",
@@ -77,6 +88,8 @@ class DeprecatedCudaAmp(Rule):
             q = qualname(node.func, imports)
             if q not in DEPRECATED:
                 continue
+            if ambiguous_import(index, node.func) or in_version_fallback(index, node):
+                continue  # the compatibility branch of a fallback: the old API on purpose
             api, device = DEPRECATED[q]
             yield self._finding(ctx, node, api, device)
 
@@ -121,6 +134,196 @@ class DeprecatedCudaAmp(Rule):
             else:
                 args.append(a)
         return call.with_changes(func=func, args=[dev] + args), None
+
+
+# --------------------------------------------------------------------------- version fallbacks
+# Candidates for the shared analysis: "is this statement the compatibility branch of a
+# version check or an import/attribute fallback" is a fact other deprecation rules need too.
+
+# exceptions a missing or changed API raises: `torch.amp.GradScaler` absent (AttributeError,
+# ImportError) or not taking a device yet (TypeError)
+_COMPAT_EXCEPTIONS = frozenset({"AttributeError", "ImportError", "ModuleNotFoundError", "TypeError", "NameError"})
+_BROAD_EXCEPTIONS = frozenset({"Exception", "BaseException"})
+_COMPARISON_WORDS = frozenset({"ge", "gt", "le", "lt", "eq", "geq", "leq", "greater", "less", "older", "newer",
+                               "least", "most", "before", "after", "above", "below", "new", "old"})
+_TORCH_WORDS = frozenset({"torch", "pt", "pytorch"})
+_WORD = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+
+
+def _version_word(name: str) -> bool:
+    """`is_torch_version`, `TORCH_VERSION`, `_TORCH_GREATER_EQUAL_2_4`, `torch_ge_2_3`, `IS_PT2`."""
+    if "version" in name.lower():
+        return True
+    words = {w.lower() for w in _WORD.findall(name)}
+    return bool(words & _TORCH_WORDS) and bool(words & _COMPARISON_WORDS or any(w.isdigit() for w in words))
+
+
+def _is_current_amp(q: str | None) -> bool:
+    return q is not None and (q == "torch.autocast" or q == "torch.amp" or q.startswith("torch.amp."))
+
+
+def is_version_test(index, expr: cst.BaseExpression, depth: int = 0) -> bool:
+    """Whether a condition tests torch's version or whether the new AMP API exists: a name or call
+    that says so (`_TORCH_GREATER_EQUAL_2_4`, `is_torch_version(">=", "2.3")`, `version.parse(...)`),
+    `torch.__version__`, `hasattr(torch, "amp")`, a comparison or boolean of these, or a module-level
+    name assigned from one. Read from the tree only."""
+    if depth > 3:
+        return False
+    for node in walk(expr):
+        if isinstance(node, cst.Name) and _version_word(node.value):
+            return True
+        if isinstance(node, cst.Attribute):
+            if _version_word(node.attr.value):
+                return True
+            q = qualname(node, index.imports)
+            if q is not None and q.startswith("torch.") and ("__version__" in q or q.startswith("torch.version")):
+                return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value in ("hasattr", "getattr"):
+            if node.args:
+                target = qualname(node.args[0].value, index.imports)
+                if target is not None and (target == "torch" or target.startswith("torch.")):
+                    return True
+        if isinstance(node, cst.Name) and depth < 3:
+            value = _module_assignment(index, node.value)
+            if value is not None and is_version_test(index, value, depth + 1):
+                return True
+    return False
+
+
+def _module_assignment(index, name: str) -> cst.BaseExpression | None:
+    """The value of the single top-level `name = value` of the file (None if none or several)."""
+    table = index.memo("gf301.module_assignments", lambda: _module_assignments(index.module))
+    return table.get(name)
+
+
+def _module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
+    seen: dict[str, list] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine):
+            for small in stmt.body:
+                if isinstance(small, cst.Assign) and len(small.targets) == 1:
+                    t = small.targets[0].target
+                    if isinstance(t, cst.Name):
+                        seen.setdefault(t.value, []).append(small.value)
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                    seen.setdefault(small.target.value, []).append(small.value)
+    return {k: v[0] for k, v in seen.items() if len(v) == 1}
+
+
+def _handler_names(handler: cst.ExceptHandler) -> set[str] | None:
+    """Last names of the exceptions a handler catches; None for a bare `except:`."""
+    if handler.type is None:
+        return None
+    types = handler.type.elements if isinstance(handler.type, cst.Tuple) else [handler.type]
+    names = set()
+    for t in types:
+        value = t.value if isinstance(t, cst.Element) else t
+        d = dotted(value)
+        if d is not None:
+            names.add(d.rsplit(".", 1)[-1])
+    return names
+
+
+def _mentions_current_amp(index, nodes) -> bool:
+    for tree in nodes:
+        for node in walk(tree):
+            if isinstance(node, (cst.Name, cst.Attribute)) and _is_current_amp(qualname(node, index.imports)):
+                return True
+            if isinstance(node, cst.ImportFrom) and node.module is not None:
+                if _is_current_amp(dotted(node.module)) or dotted(node.module) == "torch" and not isinstance(
+                        node.names, cst.ImportStar) and any(dotted(a.name) == "autocast" for a in node.names):
+                    return True
+    return False
+
+
+def _is_fallback_try(index, node: cst.Try, branch: cst.CSTNode) -> bool:
+    """A `try: <new API> except (AttributeError, ImportError, TypeError): <old API>` (either way
+    round): a handler catches what a missing or changed API raises (or everything), and a branch
+    other than `branch`, the one holding the call, uses the current API."""
+    if branch is node.finalbody:
+        return False
+    catches = False
+    for h in node.handlers:
+        names = _handler_names(h)
+        if names is None or names & (_COMPAT_EXCEPTIONS | _BROAD_EXCEPTIONS):
+            catches = True
+    if not catches:
+        return False
+    others = [b for b in [node.body, *node.handlers, node.orelse] if b is not None and b is not branch]
+    return _mentions_current_amp(index, others)
+
+
+def in_version_fallback(index, call: cst.Call) -> bool:
+    """Whether the call sits in a branch chosen by torch's version or by the new API's presence:
+    under `if <version test>:` / its `else`, a conditional expression on one, after an
+    `if <version test>: return ...` in the same block, or in a try/except fallback."""
+    child: cst.CSTNode = call
+    cur = index.parents.get(call)
+    while cur is not None:
+        if isinstance(cur, (cst.If, cst.IfExp)) and child is not cur.test and is_version_test(index, cur.test):
+            return True
+        if isinstance(cur, cst.Try) and _is_fallback_try(index, cur, child):
+            return True
+        if isinstance(cur, cst.IndentedBlock) or isinstance(cur, cst.Module):
+            if _after_version_return(index, cur, child):
+                return True
+        child, cur = cur, index.parents.get(cur)
+    return False
+
+
+def _after_version_return(index, block, stmt) -> bool:
+    """`if <version test>: return <new>` (or raise) earlier in the block: what follows is the old branch."""
+    body = block.body
+    for prior in body:
+        if prior is stmt:
+            return False
+        if isinstance(prior, cst.If) and is_version_test(index, prior.test) and _ends_in_exit(prior.body):
+            return True
+    return False
+
+
+def _ends_in_exit(block: cst.BaseSuite) -> bool:
+    stmts = block.body if isinstance(block, cst.IndentedBlock) else [block]
+    last = stmts[-1] if stmts else None
+    if isinstance(last, cst.SimpleStatementLine):
+        last = last.body[-1] if last.body else None
+    if isinstance(block, cst.SimpleStatementSuite):
+        last = block.body[-1] if block.body else None
+    return isinstance(last, (cst.Return, cst.Raise))
+
+
+def ambiguous_import(index, func: cst.BaseExpression) -> bool:
+    """Whether the callee's root name is bound by several imports to different targets
+    (`try: from torch.amp import GradScaler / except ImportError: from torch.cuda.amp import
+    GradScaler`): which one a call sees is decided at run time, so the call is left alone."""
+    root = root_name(func)
+    if root is None:
+        return False
+    table = index.memo("gf301.import_bindings", lambda: _import_bindings(index.module))
+    return len(table.get(root.value, ())) > 1
+
+
+def _import_bindings(module: cst.Module) -> dict[str, set[str]]:
+    """Local name -> every qualified name an import anywhere in the file binds it to."""
+    out: dict[str, set[str]] = {}
+    for node in walk(module):
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    out.setdefault(alias.asname.name.value, set()).add(full)
+                else:
+                    out.setdefault(full.split(".")[0], set()).add(full.split(".")[0])
+        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
+                and not isinstance(node.names, cst.ImportStar):
+            base = dotted(node.module) or ""
+            for alias in node.names:
+                name = dotted(alias.name) or ""
+                local = name
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                out.setdefault(local, set()).add(f"{base}.{name}")
+    return out
 
 
 RULE = DeprecatedCudaAmp
