@@ -1,0 +1,267 @@
+"""Static facts about one expression or call of a training step.
+
+What a single call or expression is, read without the iteration around it: a literal's
+value, a `.grad` / `.data` chain, a bare op on gradients or parameter data, how a loss
+reaches an accumulator (`.item()` or the tensor), the calls of a statement in evaluation
+order, and the gradient operations a helper function of the file performs. The
+iteration reader (iteration.py) builds its events from these; nothing imports torch.
+"""
+
+from __future__ import annotations
+
+import ast
+
+import libcst as cst
+
+from gradfix.analysis import torchapi
+from gradfix.analysis.names import qualname
+from gradfix.analysis.trainstep import literal_number
+from gradfix.analysis.tree import children, preorder_span, preorder_spans_table, walk
+
+_walk = walk  # pre-order, source order (gradfix.analysis.tree)
+
+CLIP_NORM = frozenset({
+    "torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_norm", "torch.nn.utils.clip_grad.clip_grad_norm_",
+    "torch.nn.utils.clip_grad.clip_grad_norm",
+})
+CLIP_VALUE = frozenset({"torch.nn.utils.clip_grad_value_", "torch.nn.utils.clip_grad.clip_grad_value_"})
+
+# Out-of-place tensor methods that have an in-place twin `m_` (same arguments).
+OUT_OF_PLACE = frozenset(v for v in torchapi.INPLACE_METHODS.values() if v)
+
+
+def _post_order_calls(node: cst.CSTNode):
+    """Calls in evaluation order: arguments and receivers before the call itself. Read off the
+    file's pre-order (a call's subtree is the slice after it), with exact type tests: an
+    isinstance against libcst's abstract-base classes costs ten times as much."""
+    span = preorder_span(node)
+    if span is None:
+        return _post_order_calls_walk(node)
+    order, i, end = span
+    spans = preorder_spans_table()
+    if i + 1 < end and spans[id(order[i + 1])][0] is not order:
+        return _post_order_calls_walk(node)  # the module: its statements keep pre-orders of their own
+    out: list = []
+    pending: list = []                       # (call, end of its subtree), innermost last
+    while i < end:
+        while pending and i >= pending[-1][1]:
+            out.append(pending.pop()[0])
+        n = order[i]
+        t = type(n)
+        if t is cst.Lambda or t is cst.FunctionDef or t is cst.ClassDef:
+            i = spans[id(n)][2]
+            continue
+        if t is cst.Call:
+            pending.append((n, spans[id(n)][2]))
+        i += 1
+    while pending:
+        out.append(pending.pop()[0])
+    return out
+
+
+def _post_order_calls_walk(node: cst.CSTNode):
+    out = []
+    stack: list = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if done:
+            out.append(n)
+            continue
+        t = type(n)
+        if t is cst.Lambda or t is cst.FunctionDef or t is cst.ClassDef:
+            continue
+        if t is cst.Call:
+            stack.append((n, True))
+        stack.extend((c, False) for c in reversed(children(n)))
+    return out
+
+
+def code_of(node: cst.CSTNode) -> str:
+    return cst.Module([]).code_for_node(node).strip()
+
+
+def literal_value(expr: cst.BaseExpression):
+    """A Python literal (numbers, strings, True/False/None, tuples/lists of those), inf forms included.
+    Returns (ok, value)."""
+    text = code_of(expr)
+    if text in ("float('inf')", 'float("inf")', "math.inf", "torch.inf", "np.inf", "numpy.inf", "inf"):
+        return True, float("inf")
+    if text in ("float('-inf')", 'float("-inf")', "-math.inf", "-torch.inf", "-np.inf"):
+        return True, float("-inf")
+    try:
+        return True, ast.literal_eval(text)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    v = literal_number(expr)
+    if v is not None:
+        return True, v
+    return False, None
+
+
+def _arg(call: cst.Call, index: int, keyword: str):
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == keyword:
+            return a.value
+    pos = [a for a in call.args if a.keyword is None and not a.star]
+    if index < len(pos):
+        return pos[index].value
+    return None
+
+
+def _grad_chain(expr) -> tuple[str, cst.BaseExpression] | None:
+    """("grad", root) for `p.grad`, `p.grad.data`; ("data", root) for `p.data`; None otherwise."""
+    node = expr
+    seen_data = False
+    while isinstance(node, cst.Attribute):
+        if node.attr.value == "grad":
+            return "grad", node.value
+        if node.attr.value == "data":
+            seen_data = True
+        node = node.value
+        if isinstance(node, cst.Subscript):
+            node = node.value
+    if seen_data and isinstance(expr, cst.Attribute):
+        base = expr
+        while isinstance(base, cst.Attribute) and base.attr.value != "data":
+            base = base.value
+        if isinstance(base, cst.Attribute):
+            return "data", base.value
+    return None
+
+
+def grad_op_info(call: cst.Call) -> dict | None:
+    """An op on gradients or on parameter data as a bare statement (`p.grad.data.clamp(-1, 1)`), in place or not."""
+    func = call.func
+    if not isinstance(func, cst.Attribute):
+        return None
+    meth = func.attr.value
+    inplace = meth in torchapi.INPLACE_METHODS and torchapi.INPLACE_METHODS[meth] is not None
+    if not inplace and meth not in OUT_OF_PLACE:
+        return None
+    chain = _grad_chain(func.value)
+    if chain is None:
+        return None
+    kind, _root = chain
+    args, kwargs, ok = [], {}, True
+    arg_srcs, kw_srcs = [], {}
+    for a in call.args:
+        if a.keyword is None:
+            arg_srcs.append(code_of(a.value))
+        else:
+            kw_srcs[a.keyword.value] = code_of(a.value)
+        good, v = literal_value(a.value)
+        if not good or a.star:
+            ok = False
+            continue
+        if a.keyword is None:
+            args.append(v)
+        else:
+            kwargs[a.keyword.value] = v
+    return {"target": "grad" if kind == "grad" else "param", "method": torchapi.INPLACE_METHODS[meth] if inplace else meth,
+            "inplace": inplace, "args": args if ok else None, "kwargs": kwargs if ok else None,
+            "args_src": ", ".join(arg_srcs + [f"{k}={v}" for k, v in kw_srcs.items()]),
+            "arg_srcs": arg_srcs, "kw_srcs": kw_srcs}
+
+
+def accumulation_form(value: cst.BaseExpression, loss_names: set[str]) -> str:
+    """How a loss reaches an accumulator: item/float/detach (no graph) or tensor (keeps the graph)."""
+    if isinstance(value, cst.Call):
+        f = value.func
+        if isinstance(f, cst.Attribute) and f.attr.value in ("item", "tolist"):
+            return "item"
+        if isinstance(f, cst.Name) and f.value in ("float", "int"):
+            return "float"
+        if isinstance(f, cst.Attribute) and f.attr.value in ("detach", "cpu", "numpy") and \
+                _strips_graph(value):
+            return "detach"
+    # any loss name reached without .item()/.detach()/float() on the way keeps the graph
+    if _graph_reaches(value, loss_names):
+        return "tensor"
+    return "item"
+
+
+def _strips_graph(expr) -> bool:
+    node = expr
+    while isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute):
+        if node.func.attr.value in ("detach", "item", "tolist"):
+            return True
+        node = node.func.value
+    return isinstance(node, cst.Attribute) and node.attr.value == "data"
+
+
+# Methods and attributes of a tensor that give plain numbers or metadata, never a graph.
+_SCALAR_METHODS = frozenset({"item", "detach", "tolist", "numpy", "size", "dim", "numel", "nelement", "ndimension",
+                             "element_size", "stride", "data_ptr", "get_device"})
+_SCALAR_ATTRIBUTES = frozenset({"data", "shape", "ndim", "dtype", "device", "requires_grad", "is_leaf"})
+
+
+def _scalar_value(expr) -> bool:
+    """`len(x)`, `x.size(0)`, `x.shape[0]`, `loss.item()`, `int(...)`: a plain number."""
+    while isinstance(expr, cst.Subscript):
+        expr = expr.value
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Name) and f.value in ("len", "int", "float", "round", "bool"):
+            return True
+        return isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS - {"detach", "numpy"}
+    return isinstance(expr, cst.Attribute) and expr.attr.value in _SCALAR_ATTRIBUTES - {"data"}
+
+
+def _graph_reaches(expr, loss_names: set[str]) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value in loss_names
+    if isinstance(expr, cst.Call):
+        f = expr.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS:
+            return False
+        if isinstance(f, cst.Name) and f.value in ("float", "int", "len"):
+            return False
+        if isinstance(f, cst.Attribute):
+            if _graph_reaches(f.value, loss_names):
+                return True
+        return any(_graph_reaches(a.value, loss_names) for a in expr.args)
+    if isinstance(expr, cst.Attribute):
+        if expr.attr.value in _SCALAR_ATTRIBUTES:
+            return False
+        return _graph_reaches(expr.value, loss_names)
+    if isinstance(expr, cst.BinaryOperation):
+        return _graph_reaches(expr.left, loss_names) or _graph_reaches(expr.right, loss_names)
+    if isinstance(expr, cst.UnaryOperation):
+        return _graph_reaches(expr.expression, loss_names)
+    if isinstance(expr, cst.Subscript):
+        return _graph_reaches(expr.value, loss_names)
+    return False
+
+
+def function_ops(index, fn: cst.FunctionDef) -> set[str]:
+    """zero_grad / unscale / clip / step / backward done directly in `fn`'s body."""
+    ops = set()
+    for node in _walk(fn.body):
+        kind = type(node)
+        if kind is cst.Assign:
+            for t in node.targets:
+                if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" and \
+                        isinstance(node.value, cst.Name) and node.value.value == "None":
+                    ops.add("zero_grad")
+        if kind is not cst.Call:
+            continue
+        func = node.func
+        if isinstance(func, cst.Attribute):
+            m = func.attr.value
+            if m == "zero_grad" or (m == "zero_" and _grad_chain(func.value) is not None):
+                ops.add("zero_grad")
+            elif m == "unscale_":
+                ops.add("unscale")
+            elif m in ("clip_grad_norm_", "clip_grad_value_"):
+                ops.add("clip")
+            elif m == "backward":
+                ops.add("backward")
+            elif m == "step":
+                ops.add("step")
+        q = qualname(func, index.imports)
+        if q in CLIP_NORM | CLIP_VALUE:
+            ops.add("clip")
+        if grad_op_info(node) is not None:
+            ops.add("grad_op")
+    return ops
+
