@@ -10,14 +10,13 @@ from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.iteration import _body, code_of, iterations
 from gradfix.analysis.names import dotted, qualname
-from gradfix.analysis.tree import calls_in
+from gradfix.analysis.params import last_name
+from gradfix.analysis.tree import calls_in, walk
 from gradfix.rule import Rule, RuleDocs
 
 # Calls that may be handed the model without changing its mode.
 _HARMLESS = frozenset({"print", "len", "str", "repr", "isinstance", "hasattr", "getattr", "id", "type", "vars",
                        "copy.deepcopy", "torch.save", "wandb.watch", "logging.info", "logger.info", "log.info"})
-# Text that shows a module behaves differently in train and eval mode.
-_MODE_DEPENDENT = re.compile(r"Dropout|BatchNorm|\bdropout\s*\(|batch_norm\s*\(|\.training\b|RReLU")
 _MAX_DEPTH = 3
 
 TRAIN, EVAL = "train", "eval"
@@ -187,7 +186,9 @@ class EvalModeLeftOn(Rule):
             "a `model.train()` "
             "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
-            "dropout or batch norm (the modes compute the same); and a model handed to a function gradfix cannot "
+            "dropout or batch norm (the modes compute the same: decided from its code's names and calls, never "
+            "from text, so a comment or docstring naming `Dropout` or a commented-out `Variable(` is no evidence, "
+            "and a torch function such as `Variable` is not taken for a library module); and a model handed to a function gradfix cannot "
             "see, which may restore the mode; and an epoch loop that sets the mode itself before its batch loop (a "
             "`for phase in ('train', 'val')` loop with `model.train()` / `model.eval()` by phase, or `eval()` on "
             "purpose to freeze batch norm)."
@@ -274,12 +275,44 @@ class EvalModeLeftOn(Rule):
         if ctor in index.module_classes:
             return _class_mode_dependent(index, ctor, set())
         if ctor.startswith("torch.nn.") and isinstance(value, cst.BaseExpression):
-            text = code_of(value)
-            if _MODE_DEPENDENT.search(text):
-                return True
-            names = {n for n in re.findall(r"\b([A-Z]\w*)\s*\(", text)}
-            return any(_class_mode_dependent(index, n, set()) for n in names if n in index.module_classes)
+            return _tree_mode_dependent(index, value, set())
         return True
+
+
+# Names that show a module behaves differently in train and eval mode (`nn.Dropout2d`,
+# `nn.SyncBatchNorm`, `F.dropout`, `F.batch_norm`, `nn.RReLU`), read from the tree's names:
+# a comment or a string that mentions them is no evidence.
+_MODE_DEPENDENT_NAME = re.compile(r"Dropout|BatchNorm|RReLU")
+_MODE_DEPENDENT_CALLS = frozenset({"dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
+                                   "feature_alpha_dropout", "batch_norm", "rrelu"})
+
+
+def _tree_mode_dependent(index, tree: cst.CSTNode, seen: set[str]) -> bool:
+    """Whether the code under `tree` uses a mode-dependent layer or function, reads `.training`,
+    builds a module class of this file that does, or calls a capitalised name imported from a
+    library other than torch (a module that may hold either). Decided from the tree only.
+    A candidate for the shared analysis (`does this code's behaviour depend on train/eval mode`)."""
+    for node in walk(tree):  # comments and strings hold no names: they never count
+        if isinstance(node, cst.Attribute):
+            if node.attr.value == "training" or _MODE_DEPENDENT_NAME.search(node.attr.value):
+                return True
+        elif isinstance(node, cst.Name):
+            if _MODE_DEPENDENT_NAME.search(node.value):
+                return True
+        if isinstance(node, cst.Call) and last_name(node.func) in _MODE_DEPENDENT_CALLS:
+            return True  # `F.dropout(x, p)`, `self.dropout(h)`
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+            used = node.func.value
+            if not used[:1].isupper():
+                continue
+            if used in index.module_classes:
+                if _class_mode_dependent(index, used, seen):
+                    return True
+                continue
+            q = index.imports.resolve(used)
+            if q != used and not (q == "torch" or q.startswith("torch.")):
+                return True  # a module from another library or file: may hold dropout or batch norm
+    return False
 
 
 def _class_mode_dependent(index, name: str, seen: set[str]) -> bool:
@@ -287,22 +320,13 @@ def _class_mode_dependent(index, name: str, seen: set[str]) -> bool:
         return False
     seen.add(name)
     cls = index.classes[name]
-    text = index.code(cls)
-    if _MODE_DEPENDENT.search(text):
-        return True
     for base in cls.bases:
         q = qualname(base.value, index.imports) or ""
         if q not in ("torch.nn.Module",) and q not in index.module_classes:
             return True  # a library base class may hold either
         if q in index.module_classes and _class_mode_dependent(index, q, seen):
             return True
-    for used in set(re.findall(r"\b([A-Z]\w*)\s*\(", text)):
-        if used in index.module_classes and _class_mode_dependent(index, used, seen):
-            return True
-        q = index.imports.resolve(used)
-        if q != used and not q.startswith("torch.nn.") and used[:1].isupper() and used not in ("Tensor",):
-            return True  # a module from another library or file: may hold dropout or batch norm
-    return False
+    return _tree_mode_dependent(index, cls.body, seen)
 
 
 RULE = EvalModeLeftOn
