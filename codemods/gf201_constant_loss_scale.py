@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import find_training_loops
-from gradfix.analysis.trainstep import literal_number
+from gradfix.analysis.trainstep import literal_number, sum_reduced
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -21,8 +21,12 @@ class ConstantLossScale(Rule):
         what=(
             "Finds a numeric literal divisor >= `threshold` (default 1e3), or a multiplier <= 1/threshold, applied "
             "to the whole loss that reaches `.backward()`, `scaler.scale(...)` or `accelerator.backward(...)`. "
-            "Non-literal divisors (`/ accum_steps`, `/ len(loader)`), weights on one term (`ce + kd / 1000`) and "
-            "metrics that never reach backward are left alone."
+            "Non-literal divisors (`/ accum_steps`, `/ len(loader)`, `/ num_tokens`), weights on one term "
+            "(`ce + kd / 1000`) and metrics that never reach backward are left alone. So is any divisor of a loss the "
+            "file shows to be summed rather than averaged (`F.cross_entropy(..., reduction=\"sum\") / 4096`, a "
+            "criterion built with `reduction=\"sum\"` or `size_average=False`, `(per_token * mask).sum() / 2048`, "
+            "a name bound to one of those): dividing a sum by the batch or token count makes it a mean, and "
+            "removing the divisor would multiply every gradient by that count (training diverges to NaN)."
         ),
         why=(
             "Every gradient shrinks by the same factor. Measured (torch 2.13, CPU, the first seed's net, loss / 1e9): "
@@ -77,6 +81,8 @@ class ConstantLossScale(Rule):
         scaled = self._scaled(loss, threshold)
         if scaled is not None:
             kept, factor = scaled
+            if sum_reduced(kept, flow):
+                return None  # `ce_sum / 4096`: a summed loss divided by its token count is a mean
             if loss.lpar and not isinstance(kept, _ATOMS) and not kept.lpar:
                 replacement = kept.with_changes(lpar=loss.lpar, rpar=loss.rpar)
             else:
@@ -99,8 +105,8 @@ class ConstantLossScale(Rule):
                 v = literal_number(node.value)
                 if v is not None and 0 < v <= 1.0 / threshold:
                     stmt_scaled = 1.0 / v
-            if stmt_scaled is None:
-                return None
+            if stmt_scaled is None or sum_reduced(loss, flow):
+                return None  # `loss = ce_sum; loss /= 4096`
             st = flow.steps[i]
             return ctx.finding(node, self._message(stmt_scaled),
                                self._fix(ctx, node, cst.Name(loss.value), stmt_scaled, _remove(st, node),
@@ -112,6 +118,8 @@ class ConstantLossScale(Rule):
         if scaled is None:
             return None
         kept, factor = scaled
+        if sum_reduced(kept, flow):
+            return None
         st = flow.steps[b.step]
         if isinstance(kept, cst.Name) and kept.value == loss.value and isinstance(st.node, cst.Assign):
             edits = _remove(st, st.node)  # `loss = loss / 1e9` goes away

@@ -164,3 +164,100 @@ def loss_expressions(tl: TrainingLoop) -> list[tuple[cst.CSTNode, cst.BaseExpres
 
 def kinds_of(flow: Flow, name: str) -> set[Kind]:
     return {b.kind for b in flow.bindings if b.name == name}
+
+
+def _named_bindings(flow: Flow, name: str) -> list:
+    """Non-parameter bindings of `name` in this scope, else at module level, else `self.x` in the class's methods."""
+    found = [b for b in flow.bindings if b.name == name and not b.is_param]
+    if found or any(b.name == name for b in flow.bindings):
+        return found
+    index = flow.index
+    if isinstance(flow.scope, cst.FunctionDef) and name.startswith("self."):
+        cls = index.enclosing_class(flow.scope)
+        out = []
+        if cls is not None:
+            for stmt in cls.body.body:
+                if isinstance(stmt, cst.FunctionDef):
+                    out += [b for b in index.flow(stmt).bindings if b.name == name and not b.is_param]
+        return out
+    if flow.scope is not index.module:
+        return [b for b in index.flow(index.module).bindings if b.name == name and not b.is_param]
+    return []
+
+
+def _dotted(expr) -> str | None:
+    if isinstance(expr, cst.Name):
+        return expr.value
+    if isinstance(expr, cst.Attribute):
+        head = _dotted(expr.value)
+        return f"{head}.{expr.attr.value}" if head else None
+    return None
+
+
+def _string_value(expr, flow: Flow, depth: int) -> str | None:
+    """A string literal, or a name bound (only) to one: `reduction = "sum"`."""
+    if isinstance(expr, cst.SimpleString):
+        try:
+            v = ast.literal_eval(expr.value)
+        except (ValueError, SyntaxError):
+            return None
+        return v if isinstance(v, str) else None
+    if isinstance(expr, cst.Name) and depth < 3:
+        values = {_string_value(b.value, flow, depth + 1) for b in _named_bindings(flow, expr.value)
+                  if isinstance(b.value, cst.BaseExpression)}
+        return values.pop() if len(values) == 1 else None
+    return None
+
+
+def _sums_by_arguments(call: cst.Call, flow: Flow, depth: int) -> bool:
+    """`reduction="sum"` / `reduction="none"` (per-element) or the legacy `size_average=False` / `reduce=False`."""
+    for a in call.args:
+        if a.keyword is None:
+            continue
+        key = a.keyword.value
+        if key == "reduction" and _string_value(a.value, flow, depth) in ("sum", "none"):
+            return True
+        if key in ("size_average", "reduce") and isinstance(a.value, cst.Name) and a.value.value == "False":
+            return True
+    return False
+
+
+def sum_reduced(expr: cst.BaseExpression, flow: Flow, depth: int = 0) -> bool:
+    """The expression is a loss summed over its elements (not averaged), as far as the file shows:
+    `F.cross_entropy(..., reduction="sum")`, `criterion(...)` for a criterion built with
+    `reduction="sum"` (or `size_average=False`), `per_token.sum()` / `torch.sum(...)`, a name bound
+    to one of those, or a sum or product with such a term. Dividing such a loss by a literal token
+    or batch count makes it a mean; it is not a loss scale."""
+    if depth > 4 or expr is None:
+        return False
+    if isinstance(expr, cst.BinaryOperation):
+        if isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+            return sum_reduced(expr.left, flow, depth + 1) or sum_reduced(expr.right, flow, depth + 1)
+        return False
+    if isinstance(expr, cst.UnaryOperation):
+        return sum_reduced(expr.expression, flow, depth + 1)
+    if isinstance(expr, cst.Name):
+        b = flow.load_binding.get(id(expr))
+        if b is not None:
+            if any(isinstance(n, cst.AugAssign) and isinstance(n.operator, cst.AddAssign) and
+                   sum_reduced(n.value, flow, depth + 1) for _i, n in b.mutations):
+                return True                               # `loss = 0` then `loss += ce_sum`
+            if b.is_param or not isinstance(b.value, cst.BaseExpression):
+                return False
+            return b.value is not expr and sum_reduced(b.value, flow, depth + 1)
+        return any(isinstance(b.value, cst.BaseExpression) and sum_reduced(b.value, flow, depth + 1)
+                   for b in _named_bindings(flow, expr.value))
+    if not isinstance(expr, cst.Call):
+        return False
+    func = expr.func
+    if isinstance(func, cst.Attribute) and func.attr.value in ("sum", "nansum"):
+        return True                                   # `per_token.sum()`, `torch.sum(x)`
+    if _sums_by_arguments(expr, flow, depth):
+        return True                                   # `F.cross_entropy(..., reduction="sum")`
+    name = _dotted(func)
+    if name is not None and "." not in name.replace("self.", "", 1):
+        # `criterion(out, y)` with `criterion = nn.CrossEntropyLoss(reduction="sum")` (or a partial of one)
+        for b in _named_bindings(flow, name):
+            if isinstance(b.value, cst.Call) and _sums_by_arguments(b.value, flow, depth + 1):
+                return True
+    return False
