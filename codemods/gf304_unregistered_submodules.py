@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
-    FACTORIES, copy_chain, is_module_ctor_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
+    FACTORIES, code_of, copy_chain, is_module_ctor_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
 )
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
@@ -34,7 +34,12 @@ class UnregisteredSubmodules(Rule):
             "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Left alone: lists of ints, "
             "strings or configs, containers of parameter-free modules only (activations, pooling, dropout), "
             "`nn.ModuleList`/`nn.ModuleDict` already, and a list that is registered another way "
-            "(`nn.Sequential(*self.blocks)`, `nn.ModuleList(self.blocks)`, `add_module`)."
+            "(`nn.Sequential(*self.blocks)`, `nn.ModuleList(self.blocks)`, `add_module`). In particular a list "
+            "whose elements are registered one by one: a loop or comprehension over it that calls "
+            "`self.add_module(...)`, `self.register_module(...)`, `setattr(self, ...)` (or a method of the class "
+            "that does), and the loop that fills it and registers each element it appends (`layer = Block(); "
+            "setattr(self, f\"fc{i}\", layer); self.layers.append(layer)`): the modules are registered already, and "
+            "`nn.ModuleList` would save every weight under a second state_dict key."
         ),
         why=(
             "`nn.Module.__setattr__` registers only `nn.Module` and `nn.Parameter` values. Modules inside a plain "
@@ -98,14 +103,18 @@ class UnregisteredSubmodules(Rule):
                     filled.setdefault(_self_attr(node.target), []).append(ctor)
         if not assigns:
             return
+        helpers = _registering_helpers(cls)
         # one pass over the class (exact type tests: isinstance against libcst's classes is slow)
         for node in walk(cls):
             kind = type(node)
-            if kind is cst.For:  # `for i, m in enumerate(self.x): self.add_module(str(i), m)`
-                if any(type(n) is cst.Call and type(n.func) is cst.Attribute and
-                       n.func.attr.value in _REGISTERING_METHODS for n in walk(node.body)):
-                    registered |= {a for a in (_self_attr(n) for n in walk(node.iter)) if a}
-                continue
+            if kind in _LOOPS:
+                # `for i, m in enumerate(self.x): self.add_module(str(i), m)` / `setattr(self, f"m{i}", m)`,
+                # and the loop that fills the list and registers each element it appends
+                # (`layer = Block(); setattr(self, f"fc{i}", layer); self.x.append(layer)`): the modules
+                # are registered already, and `nn.ModuleList` would save each of them twice in state_dict
+                registered |= _registered_by_loop(node, helpers)
+                if kind is cst.For:
+                    continue
             if kind is not cst.Call:
                 continue
             func = node.func
@@ -253,6 +262,92 @@ class UnregisteredSubmodules(Rule):
                 (not value.args or (len(value.args) == 1 and is_true(value.args[0].value))):
             return value.func.value
         return None
+
+
+_LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _registering_call(node, helpers: frozenset[str]) -> bool:
+    """`self.add_module(name, m)` / `self.register_module(...)` / `setattr(self, name, m)` /
+    `self.__setattr__(name, m)`, or a method of the class that registers what it is given."""
+    if type(node) is not cst.Call:
+        return False
+    func = node.func
+    if type(func) is cst.Attribute:
+        if func.attr.value in _REGISTERING_METHODS:
+            return True
+        if func.attr.value == "__setattr__" and type(func.value) is cst.Name and func.value.value == "self":
+            return True
+        return _self_attr(func) in helpers
+    return type(func) is cst.Name and func.value == "setattr" and bool(node.args) and \
+        type(node.args[0].value) is cst.Name and node.args[0].value.value == "self"
+
+
+def _registering_helpers(cls: cst.ClassDef) -> frozenset[str]:
+    """Methods of the class that register one of their parameters (`def _add(self, name, layer):
+    self.add_module(name, layer)`)."""
+    found = set()
+    for stmt in cls.body.body:
+        if type(stmt) is not cst.FunctionDef or stmt.name.value == "__init__":
+            continue
+        params = {p.name.value for p in (*stmt.params.posonly_params, *stmt.params.params, *stmt.params.kwonly_params)}
+        params.discard("self")
+        for node in walk(stmt.body):
+            if _registering_call(node, frozenset()) and any(
+                    type(n) is cst.Name and n.value in params for a in node.args for n in walk(a.value)):
+                found.add(stmt.name.value)
+                break
+    return frozenset(found)
+
+
+def _loop_parts(loop) -> tuple[list, list]:
+    """(the expressions iterated over, the nodes run per element) of a loop or comprehension."""
+    kind = type(loop)
+    if kind is cst.For:
+        return [loop.iter], [loop.body]
+    if kind is cst.While:
+        return [], [loop.body]
+    iters, comp = [], loop.for_in
+    while comp is not None:
+        iters.append(comp.iter)
+        iters.extend(cond.test for cond in comp.ifs)
+        comp = comp.inner_for_in
+    body = [loop.key, loop.value] if kind is cst.DictComp else [loop.elt]
+    return iters, body
+
+
+def _registered_by_loop(loop, helpers: frozenset[str]) -> set[str]:
+    """Attributes whose modules a loop (or comprehension) registers one by one: the list it
+    iterates over, and the list it fills with the same values it registers."""
+    iters, body = _loop_parts(loop)
+    calls = [n for b in body for n in walk(b) if _registering_call(n, helpers)]
+    if not calls:
+        return set()
+    found = {a for it in iters for a in (_self_attr(n) for n in walk(it)) if a}
+    given = {code_of(a.value) for c in calls for a in c.args}
+    for b in body:
+        for node in walk(b):
+            kind = type(node)
+            values, attr = [], None
+            if kind is cst.Call and type(node.func) is cst.Attribute and node.args and \
+                    node.func.attr.value in ("append", "insert", "extend"):
+                attr, last = _self_attr(node.func.value), node.args[-1].value
+                values = list(_element_values(last)) if node.func.attr.value == "extend" else [last]
+            elif kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
+                attr, values = _self_attr(node.targets[0].target.value), [node.value]
+            elif kind is cst.AugAssign:
+                attr, values = _self_attr(node.target), list(_element_values(node.value))
+            if attr is not None and any(code_of(v) in given for v in values):
+                found.add(attr)
+    return found
+
+
+def _element_values(expr):
+    if type(expr) in (cst.List, cst.Tuple):
+        for el in expr.elements:
+            yield el.value
+    else:
+        yield expr
 
 
 def _names(ctors: list[str]) -> str:
