@@ -22,7 +22,11 @@ class EpochSchedulerPerBatch(Rule):
             "iterations. Per-iteration schedulers (`OneCycleLR`, `CyclicLR`, `LambdaLR` warm-ups, transformers' "
             "`get_*_schedule*`), periods written in iterations (`T_max=epochs * len(loader)`, `step_size=total_steps`), "
             "`ReduceLROnPlateau`, `scheduler.step(value)` and schedulers of unknown type (a parameter, another "
-            "module) are left alone."
+            "module) are left alone. So is a literal period longer than the number of epochs the file shows (the "
+            "epoch loop's `range(N)`, `epochs = N`, an argparse `--epochs` default): `StepLR(opt, step_size=30000)` "
+            "or `CosineAnnealingLR(opt, T_max=100000)` over 12 epochs would never complete per epoch, so it counts "
+            "optimizer steps and per-batch stepping is right; and a literal period of 1000 or more when the file "
+            "shows no epoch count at all."
         ),
         why=(
             "The period is counted in `step()` calls, so stepping per batch divides it by the number of batches per "

@@ -221,3 +221,38 @@ def test_train_loop_untestable_for_two_optimizers(verifier):
     contract = {"kind": "train-loop", "loop": {"scope": "<module>", "ordinal": 0}}
     (res,) = verifier.verify_many([VerifyRequest("t.py", src, src, "GF203", 1, contract)])
     assert res.verdict == "untestable" and "backward passes" in res.detail
+
+
+# -- GF202: literal periods against the file's epoch count ------------------------
+
+_PERIOD_LOOP = '''
+import torch
+from torch.optim.lr_scheduler import StepLR
+model = torch.nn.Linear(2, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+sched = StepLR(opt, step_size={period})
+{setup}
+for epoch in {epochs}:
+    for x, y in loader:
+        opt.zero_grad()
+        ((model(x) - y) ** 2).mean().backward()
+        opt.step()
+        sched.step()
+'''
+
+
+@pytest.mark.parametrize("period, setup, epochs, fires", [
+    (30, "", "range(90)", True),                        # an epoch period shorter than the run: GF202
+    (90, "", "range(90)", True),                        # as long as the run
+    (30000, "", "range(90)", False),                    # longer than the run: counts steps
+    (30000, "EPOCHS = 12", "range(EPOCHS)", False),     # a module constant
+    (30000, "import argparse\np = argparse.ArgumentParser()\np.add_argument('--num-epochs', type=int, default=5)\n"
+            "args = p.parse_args()", "range(args.num_epochs)", False),   # an argparse default
+    (300, "epochs = 100", "range(1, epochs + 1)", False),  # unresolved stop: falls back to `epochs = 100`
+    (30, "epochs = 100", "range(1, epochs + 1)", True),
+    (5000, "", "range(n_epochs_from_elsewhere)", False),  # no epoch count shown and a long literal: unknown
+    (30, "", "range(n_epochs_from_elsewhere)", True),
+])
+def test_gf202_literal_period_against_epoch_count(engine, period, setup, epochs, fires):
+    src = _PERIOD_LOOP.format(period=period, setup=setup, epochs=epochs)
+    assert ("GF202" in {r for _, r, _ in _rules(engine, src)}) is fires

@@ -15,6 +15,7 @@ import libcst as cst
 
 from gradfix.analysis.expressions import _arg, code_of, literal_value
 from gradfix.analysis.trainstep import literal_number
+from gradfix.analysis.tree import walk as _walk
 
 if TYPE_CHECKING:
     from gradfix.analysis.iteration import Iteration
@@ -28,7 +29,11 @@ BATCH_SCHEDULERS = frozenset({"OneCycleLR", "CyclicLR"})
 PERIOD_ARGS = {"StepLR": ("step_size", 1), "MultiStepLR": ("milestones", 1), "CosineAnnealingLR": ("T_max", 1),
                "CosineAnnealingWarmRestarts": ("T_0", 1), "ExponentialLR": ("gamma", 1)}
 # Names and calls that count optimizer steps, not epochs: len(loader), total_steps, max_iter, num_batches...
-_ITERATION_RE = re.compile(r"len\(|iter|batch|loader|steps|updates|samples", re.IGNORECASE)
+_ITERATION_RE = re.compile(r"len\(|iter|batch|loader|steps|updates|samples|(max|total|num|n)_step\b", re.IGNORECASE)
+# Names that hold the number of epochs: epochs, num_epochs, n_epochs, max_epochs, EPOCHS, nb_epoch, epoch_num...
+_EPOCHS_NAME_RE = re.compile(r"^(num_|n_|nb_|max_|total_|train_|training_)?epochs?(_num|_count)?$", re.IGNORECASE)
+# With no epoch count in the file, a literal period this long is not read as epochs.
+LONG_PERIOD = 1000
 
 
 @dataclass
@@ -84,7 +89,129 @@ def scheduler_info(it: Iteration, recv: str) -> SchedulerInfo:
         return SchedulerInfo(recv, ctor, call, "batch", f"{short}'s {kw}=`{text}` is counted in iterations", opt)
     if unit == "unknown":
         return SchedulerInfo(recv, ctor, call, "unknown", f"{short}'s {kw}=`{text}` may count epochs or iterations", opt)
+    longest = _literal_period(it, period)
+    if longest is not None:
+        epochs = epoch_count(it)
+        if epochs is not None and longest > epochs:
+            # StepLR(step_size=30000) over 90 epochs would never decay per epoch: it counts steps
+            return SchedulerInfo(recv, ctor, call, "batch", f"{short}'s {kw}=`{text}` is longer than the {epochs:g} "
+                                 f"epochs the file trains for, so it counts iterations", opt)
+        if epochs is None and longest >= LONG_PERIOD:
+            return SchedulerInfo(recv, ctor, call, "unknown", f"{short}'s {kw}=`{text}` is long for an epoch count "
+                                 f"and the file shows no epoch count", opt)
     return SchedulerInfo(recv, ctor, call, "epoch", f"{short}({kw}={text})", opt)
+
+
+def _literal_period(it: Iteration, expr, depth: int = 0) -> float | None:
+    """The longest literal a period argument holds (`30000`, `[30, 60]`, a name bound only to one), or None."""
+    ok, v = literal_value(expr)
+    if ok:
+        values = v if isinstance(v, (list, tuple)) else [v]
+        nums = [float(x) for x in values if isinstance(x, (int, float)) and not isinstance(x, bool)]
+        return max(nums) if nums and len(nums) == len(values) else None
+    if isinstance(expr, cst.Name) and depth < 2:
+        found = {_literal_period(it, b.value, depth + 1) for b in it.bindings(expr.value)
+                 if not b.is_param and isinstance(b.value, cst.BaseExpression)}
+        return found.pop() if len(found) == 1 else None
+    return None
+
+
+def epoch_count(it: Iteration) -> float | None:
+    """How many epochs the file trains for, when it shows a literal: the epoch loop's
+    `range(N)` (`range(start, N)`, `tqdm(range(N))`, `trange(N)`), a name or `args.x` behind it
+    bound to a literal or given an argparse default, else the smallest literal the file binds
+    to an epoch-count name (`epochs = 90`, `--epochs` default 90). None when it shows none."""
+    loop = it.epoch_loop
+    if isinstance(loop, cst.For):
+        stop = _range_stop(loop.iter)
+        if stop is not None:
+            n = _count_value(it, stop)
+            if n is not None:
+                return n
+    found = []
+    for b in it.index.flow(it.index.module).bindings + (it.flow.bindings if it.flow is not None else []):
+        if _EPOCHS_NAME_RE.match(b.name.split(".")[-1]) and not b.is_param and isinstance(b.value, cst.BaseExpression):
+            v = literal_number(b.value)
+            if v is not None:
+                found.append(v)
+    found += [v for dest, v in _argparse_defaults(it.index).items() if _EPOCHS_NAME_RE.match(dest)]
+    return min(found) if found else None
+
+
+def _range_stop(expr):
+    """N in `range(N)`, `range(a, N)`, `range(a, N, s)`, `trange(N)`, `tqdm(range(N), ...)`, `enumerate(range(N))`."""
+    if not isinstance(expr, cst.Call):
+        return None
+    func = expr.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    pos = [a.value for a in expr.args if a.keyword is None and not a.star]
+    if name in ("range", "trange"):
+        if len(pos) == 1:
+            return pos[0]
+        if len(pos) >= 2:
+            return pos[1]
+        return None
+    if name in ("tqdm", "enumerate") and pos:
+        return _range_stop(pos[0])
+    return None
+
+
+def _count_value(it: Iteration, expr, depth: int = 0) -> float | None:
+    v = literal_number(expr)
+    if v is not None or depth > 2:
+        return v
+    if isinstance(expr, cst.Name):
+        bs = it.bindings(expr.value)
+        values = {_count_value(it, b.value, depth + 1) for b in bs
+                  if not b.is_param and isinstance(b.value, cst.BaseExpression)}
+        if any(b.is_param for b in bs) and isinstance(it.scope, cst.FunctionDef):
+            for p in it.scope.params.params + it.scope.params.kwonly_params:
+                if p.name.value == expr.value and p.default is not None:
+                    values.add(_count_value(it, p.default, depth + 1))
+        values.discard(None)
+        return values.pop() if len(values) == 1 else None
+    if isinstance(expr, cst.Attribute):
+        # `args.epochs` read from an argparse parser of the file, or `self.epochs` bound in the class
+        bs = [b for b in it.bindings(expr) if not b.is_param and isinstance(b.value, cst.BaseExpression)]
+        if bs:
+            values = {_count_value(it, b.value, depth + 1) for b in bs}
+            values.discard(None)
+            return values.pop() if len(values) == 1 else None
+        return _argparse_defaults(it.index).get(expr.attr.value)
+    return None
+
+
+def _argparse_defaults(index) -> dict:
+    """dest -> literal numeric default of every `parser.add_argument("--x", default=N)` in the file."""
+    return index.memo("argparse_defaults", lambda: _read_argparse_defaults(index))
+
+
+def _read_argparse_defaults(index) -> dict:
+    out: dict = {}
+    for node in _walk(index.module):
+        if type(node) is not cst.Call or not isinstance(node.func, cst.Attribute) or \
+                node.func.attr.value != "add_argument":
+            continue
+        dest, default = None, None
+        for a in node.args:
+            if a.keyword is None and isinstance(a.value, cst.SimpleString) and dest is None:
+                ok, flag = literal_value(a.value)
+                if ok and isinstance(flag, str) and flag.startswith("--"):
+                    dest = flag[2:].replace("-", "_")
+                elif ok and isinstance(flag, str) and not flag.startswith("-"):
+                    dest = flag
+            elif a.keyword is not None and a.keyword.value == "dest":
+                ok, d = literal_value(a.value)
+                if ok and isinstance(d, str):
+                    dest = d
+            elif a.keyword is not None and a.keyword.value == "default":
+                default = literal_number(a.value)
+        if dest is not None and default is not None:
+            if dest in out and out[dest] != default:
+                out[dest] = min(out[dest], default)
+            else:
+                out[dest] = default
+    return out
 
 
 def _period_unit(it: Iteration, expr, depth: int = 0) -> str:
