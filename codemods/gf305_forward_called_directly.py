@@ -5,9 +5,8 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.flow import Kind
-from gradfix.analysis.loops import MODEL_NAMES
 from gradfix.analysis.names import dotted, qualname, shorten
-from gradfix.analysis.params import all_calls, code_of, root_name
+from gradfix.analysis.params import all_calls, code_of, is_module_ctor_call, root_name
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -24,26 +23,26 @@ _FORWARD_WRAPPERS = frozenset({
     "torch.distributed.fsdp.FullyShardedDataParallel",
 })
 
-# `module` is left out: framework code (wrappers, hooks, DDP itself) calls `module.forward` on purpose
-_NAMES = MODEL_NAMES - {"module"}
-
-
-def _modelish(name: str) -> bool:
-    return name.lower() in _NAMES
-
-
 class ForwardCalledDirectly(Rule):
     id = "GF305"
     name = "forward-called-directly"
     summary = "`model.forward(x)` called from outside the module skips its hooks"
     docs = RuleDocs(
         what=(
-            "Finds `m.forward(...)` where `m` is a module: a name bound to an `nn.Module` constructor or a model "
-            "class of the file (also wrapped: `weight_norm(nn.Linear(...))`, `spectral_norm(...)`, pruning), a "
-            "name like `model`/`net`/`encoder`, or a registered submodule `self.encoder`. "
+            "Finds `m.forward(...)` where `m` is shown to be an `nn.Module`: a name bound in the file only to an "
+            "`nn.Module` constructor or a model class of the file (also wrapped: `weight_norm(nn.Linear(...))`, "
+            "`spectral_norm(...)`, pruning), a parameter annotated as `nn.Module` (or a module class), an attribute "
+            "`self.encoder` that its class assigns only from such constructors (a submodule of a module class, or "
+            "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`), and "
+            "`agent.net.forward(s)` for `agent = Agent()` of the file. "
+            "Left alone, because `obj(x)` could raise TypeError there: a receiver whose class is unknown (a "
+            "parameter without annotation, however it is named; an object built by a class or function of another "
+            "file), an instance of a plain class, a TorchScript object (`torch.jit.load(...)`, `torch.jit.script` "
+            "of a function), and an attribute also assigned from anything else. "
             "Never fires on `super().forward(...)`, `self.forward(...)` inside the module's own methods, "
-            "`Base.forward(self, x)`, or code that scripts, traces, exports or compiles (`torch.jit`, "
-            "`torch.onnx.export`, `torch.export`, `torch.compile`) in the same function or on the same name."
+            "`Base.forward(self, x)`, a module class's `self.module` given by the caller (a wrapper), or code that "
+            "scripts, traces, exports or compiles (`torch.jit`, `torch.onnx.export`, `torch.export`, "
+            "`torch.compile`) in the same function or on the same name."
         ),
         why=(
             "`Module.__call__` runs the forward pre-hooks and hooks, then `forward`; calling `forward` directly "
@@ -56,7 +55,10 @@ class ForwardCalledDirectly(Rule):
         ),
         example="out = model.forward(x)\nloss = crit(out, y)",
         fixed_example="out = model(x)\nloss = crit(out, y)",
-        fix="Calls the module: `model(x)` (arguments kept).",
+        fix=(
+            "Calls the module: `model(x)` (arguments kept). Offered only where the receiver is shown to be a "
+            "module (see above): on an object of unknown class the call form is no fix."
+        ),
         fix_safety=(
             "Safe when the file registers no hook on that module (then `model(x)` computes exactly "
             "`model.forward(x)`); unsafe when it does (the hooks now run, which is the point). The verifier decides."
@@ -67,7 +69,8 @@ class ForwardCalledDirectly(Rule):
             "the same scope), an input is inferred from its first layer, and `m(x)` is compared with `m.forward(x)` "
             "(outputs, parameter and input gradients), then a test forward hook shows that only the call runs "
             "hooks: `equivalent` with no hooks registered, `expected-change` when registered hooks change the "
-            "result. A module built from function arguments is `untestable` (a fixture helps)."
+            "result. A plain object's module attribute is built alone from its assignment (`net = Net()`). A "
+            "module built from function arguments is `untestable` (a fixture helps)."
         ),
     )
 
@@ -109,7 +112,9 @@ class ForwardCalledDirectly(Rule):
         message = (f"`{shorten(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
                    f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
-        contract = {"kind": "forward-call", "receiver": name, "in_class": bool(in_module),
+        # a plain object's module is built alone from its assignment (`net = Net()`)
+        built = recv.attr.value if how == "attribute" and setup else name  # type: ignore[union-attr]
+        contract = {"kind": "forward-call", "receiver": built, "in_class": bool(in_module),
                     "call_old": code_of(call), "call_new": code_of(new_call)}
         if setup:
             contract["setup"] = setup
@@ -119,51 +124,80 @@ class ForwardCalledDirectly(Rule):
 
     # -- what the receiver is ----------------------------------------------
     def _receiver(self, ctx, call, recv, flow) -> tuple[str | None, str | None]:
-        """(setup statement(s) that build it, how it is known to be a module) or (None, None)."""
+        """(setup statement(s) that build it, how it is known to be a module) or (None, None).
+        Only a receiver shown to be an nn.Module counts: a name bound only to module constructors
+        (or a parameter annotated as one), or an attribute its class assigns only from them.
+        Anything else (a parameter without annotation, an object of another file, a TorchScript
+        object) is unknown, and `obj(x)` could raise TypeError there: no finding."""
         index = ctx.index
         if isinstance(recv, cst.Attribute):
             attr = recv.attr.value
-            if isinstance(recv.value, cst.Name) and recv.value.value == "self":
-                # only a submodule this class builds: a wrapper's `self.module` given by the caller
-                # (DDP, RemoteModule, compiled graphs) calls forward on purpose
+            owner = recv.value
+            if isinstance(owner, cst.Name) and owner.value == "self":
                 cls = index.enclosing_class(call)
-                if cls is not None and attr in index.submodules.get(cls.name.value, {}):
+                if cls is None:
+                    return None, None
+                value = attribute_modules(index, cls).get(attr)
+                if value is None:
+                    return None, None
+                if cls.name.value in index.module_classes:
                     return None, "submodule"
-                return None, None
-            return (None, "name") if _modelish(attr) else (None, None)
+                # a module held by a plain object (a trainer, an agent): built the same way here
+                if isinstance(value, cst.BaseExpression) and not self._hooked(ctx, recv):
+                    return f"{attr} = {code_of(value)}", "attribute"
+                return None, "attribute"
+            if isinstance(owner, cst.Name):
+                # `agent.net.forward(s)` with `agent = Agent()` of this file
+                cls_name = self._instance_of(ctx, owner.value, flow)
+                if cls_name is not None and attr in attribute_modules(index, index.classes[cls_name]):
+                    return None, "attribute"
+            return None, None
         if not isinstance(recv, cst.Name):
             return None, None
-        bindings = [b for b in flow.bindings if b.name == recv.value]
-        if not bindings and flow.scope is not ctx.module:
-            flow = index.flow(ctx.module)
-            bindings = [b for b in flow.bindings if b.name == recv.value]
+        bindings = self._bindings(ctx, recv.value, flow)
         for b in bindings:
             if isinstance(b.value, cst.Call):
                 q = qualname(b.value.func, index.imports) or ""
                 if q.startswith(_EXPORT_PREFIXES):
-                    return None, None  # scripted / traced / compiled: not a plain module
+                    return None, None  # scripted / traced / compiled / loaded TorchScript: not a plain module
                 if q in _FORWARD_WRAPPERS:
                     return None, None  # DDP / DataParallel do their work in forward() itself
                 if q in index.classes and q not in index.module_classes:
                     return None, None  # an instance of a plain class of this file (a numpy model, a tokenizer)
-        module_bindings = [b for b in bindings if b.kind is Kind.MODULE and not (b.ctor or "").endswith("Loss")]
-        if module_bindings:
-            b = module_bindings[-1]
-            setup = None
-            if isinstance(b.value, cst.BaseExpression) and b.step >= 0:
-                lines = [f"{recv.value} = {code_of(b.value)}"]
-                for st in flow.steps[b.step + 1:]:
-                    node = st.node
-                    if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-                        text = code_of(node.value)
-                        root = root_name(node.value.func) if isinstance(node.value.func, cst.Attribute) else None
-                        if root is not None and root.value == recv.value and "register_" in text and "hook" in text:
-                            lines.append(text)
-                setup = "\n".join(lines)
-            return setup, "binding"
-        if _modelish(recv.value) and not any(b.kind not in (Kind.UNKNOWN, Kind.OTHER, Kind.MODULE) for b in bindings):
-            return None, "name"
-        return None, None
+        relevant = [b for b in bindings if not _is_none(b.value)]
+        if not relevant or any(b.kind is not Kind.MODULE or (b.ctor or "").endswith("Loss") for b in relevant):
+            return None, None  # unknown, or bound to something else too
+        b = relevant[-1]
+        setup = None
+        if isinstance(b.value, cst.BaseExpression) and b.step >= 0:
+            flow = next((f for f in flow.and_module() if any(x is b for x in f.bindings)), flow)
+            lines = [f"{recv.value} = {code_of(b.value)}"]
+            for st in flow.steps[b.step + 1:]:
+                node = st.node
+                if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+                    text = code_of(node.value)
+                    root = root_name(node.value.func) if isinstance(node.value.func, cst.Attribute) else None
+                    if root is not None and root.value == recv.value and "register_" in text and "hook" in text:
+                        lines.append(text)
+            setup = "\n".join(lines)
+        return setup, "binding"
+
+    def _bindings(self, ctx, name: str, flow):
+        bindings = [b for b in flow.bindings if b.name == name]
+        if not bindings and flow.scope is not ctx.module:
+            bindings = [b for b in ctx.index.flow(ctx.module).bindings if b.name == name]
+        return bindings
+
+    def _instance_of(self, ctx, name: str, flow) -> str | None:
+        """The class of this file that every binding of `name` constructs, if there is one."""
+        found = set()
+        for b in self._bindings(ctx, name, flow):
+            value = b.value
+            if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)
+                    and value.func.value in ctx.index.classes):
+                return None
+            found.add(value.func.value)
+        return found.pop() if len(found) == 1 else None
 
     def _export_code(self, ctx, fn, recv) -> bool:
         index = ctx.index
@@ -188,6 +222,59 @@ class ForwardCalledDirectly(Rule):
                     if root is None or root.value in ("self",) or root.value in code_of(node):
                         return True
         return False
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, cst.Name) and value.value == "None"
+
+
+def attribute_modules(index, cls: cst.ClassDef) -> dict[str, cst.CSTNode]:
+    """attr -> the value of `self.attr = ...` for the attributes a class assigns (in any of its
+    methods) only from nn.Module constructors (`nn.Linear(...)`, a module class of the file,
+    `Net().to(dev)`, `weight_norm(...)`); in a plain class (a trainer, an agent) also from a
+    parameter annotated as an nn.Module. `None` placeholders are ignored. A candidate for the
+    shared analysis: `submodules` keeps any call's qualname and reads only `__init__` of module
+    classes."""
+    key = f"gf305.attribute_modules.{id(cls)}"
+    return index.memo(key, lambda: _attribute_modules(index, cls))
+
+
+def _attribute_modules(index, cls: cst.ClassDef) -> dict[str, cst.CSTNode]:
+    plain = cls.name.value not in index.module_classes
+    values: dict[str, list] = {}
+    for stmt in cls.body.body:
+        if not isinstance(stmt, cst.FunctionDef):
+            continue
+        annotated = {}
+        for p in (*stmt.params.posonly_params, *stmt.params.params, *stmt.params.kwonly_params):
+            if p.annotation is not None:
+                q = qualname(p.annotation.annotation, index.imports) or ""
+                annotated[p.name.value] = q == "torch.nn.Module" or index.is_module_ctor(q)
+        for node in walk(stmt.body):
+            if isinstance(node, cst.Assign):
+                targets, value = [t.target for t in node.targets], node.value
+            elif isinstance(node, cst.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            elif isinstance(node, cst.AugAssign):
+                targets, value = [node.target], None
+            else:
+                continue
+            for t in targets:
+                if isinstance(t, (cst.Tuple, cst.List)):
+                    attrs = [e.value for e in t.elements]
+                    value = None  # unpacked: not followed
+                else:
+                    attrs = [t]
+                for a in attrs:
+                    if isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name) and a.value.value == "self":
+                        given = isinstance(value, cst.Name) and plain and annotated.get(value.value, False)
+                        values.setdefault(a.attr.value, []).append((value, given))
+    out: dict[str, cst.CSTNode] = {}
+    for attr, vals in values.items():
+        vals = [(v, given) for v, given in vals if not _is_none(v)]
+        if vals and all(given or (v is not None and is_module_ctor_call(v, index) is not None) for v, given in vals):
+            out[attr] = vals[-1][0]
+    return out
 
 
 RULE = ForwardCalledDirectly
