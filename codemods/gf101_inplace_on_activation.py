@@ -87,9 +87,11 @@ class InplaceOnActivation(Rule):
         if st.no_grad or binding is None or binding.no_grad or "." in binding.name:
             return None  # attribute targets (`self.h`) may be buffers or state: not ours to rewrite
         root = binding.root()
-        if binding.kind not in TENSORISH_KINDS or binding.kind.value == "parameter" or root.kind.value == "parameter":
+        if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
-        if isinstance(node, cst.AugAssign):
+        if isinstance(node, cst.Assign):
+            op_text = "="  # `gate[:, 0] = 1.0` writes into the tensor
+        elif isinstance(node, cst.AugAssign):
             if type(node.operator) not in _AUG_OPS:
                 return None
             op_text = _AUG_OPS[type(node.operator)][1]
@@ -102,12 +104,19 @@ class InplaceOnActivation(Rule):
         if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
             saved = []  # backward() already used (and freed) the graph that saved it
         aliases = flow.live_aliases(binding, st.index)
+        if not saved and (isinstance(node, cst.Assign) or flow.holds(binding.grad) is not True):
+            # no save: only an activation's live alias makes a hazard (a buffer, a batch or the
+            # caller's tensor filled through a view is what the code means to do)
+            return None
         if not saved and not aliases:
             return None
         if not saved and any(o.alias_how == "detach" for o in flow.bindings if o.shares_storage(binding)):
             return None  # a detach()ed alias: GF102 reports it with the right fix
         name = ctx.code(target)
-        if saved:
+        if saved and isinstance(node, cst.Assign):
+            message = (f"item assignment to `{name}` writes in place into a tensor autograd saved for backward "
+                       f"({saved[0]}): backward() raises \"modified by an inplace operation\"")
+        elif saved:
             message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}): "
                        f"backward() raises \"modified by an inplace operation\"")
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.flow import Kind
 from gradfix.engine import apply_fixes
 from gradfix.model import Edit, Fix, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -65,6 +66,8 @@ class DetachAliasMutated(Rule):
         later.sort(key=lambda t: t[0])
         i, who, node = later[0]
         holder = event.holder
+        if not self._hazard_shown(flow, event, later):
+            return None
         source_name = ctx.code(event.call.func.value)
         kept = {"name": f"`{holder.name}`" if holder else "a name", "attribute": "an attribute",
                 "container": "a container", "chained": "the same expression"}[event.kept_in]
@@ -82,6 +85,33 @@ class DetachAliasMutated(Rule):
         )
         return ctx.finding(event.call, message, fix)
 
+
+    @staticmethod
+    def _hazard_shown(flow, event, later) -> bool:
+        """The shared storage matters only for an activation (a value that requires grad, not a
+        parameter, a buffer or an attribute: writing those through a detached view is how
+        `zero_module`, EMA updates and master-weight copies work) and only when it shows: autograd
+        saved the storage before the mutation (backward raises), or the detached copy is read
+        after it or kept in a log container or attribute (it holds the mutated values), or the
+        copy is mutated and the source read afterwards (the computation sees the change)."""
+        src = event.source
+        root = src.root()
+        if "." in src.name or "." in root.name or Kind.PARAMETER in (src.kind, root.kind):
+            return False
+        if flow.holds(src.grad) is not True:
+            return False
+        if any(flow.saved_before(b, i) for i, b, _node in later):
+            return True
+        if event.kept_in == "chained":
+            return False
+        first = later[0][0]
+        holder = event.holder
+        if holder is not None and flow.reads_after(holder, first):
+            return True
+        on_copy = [i for i, b, _n in later if b is not src]
+        if on_copy and flow.reads_after(src, on_copy[0]):
+            return True  # the source (the loss's input) is read after its detached copy was changed
+        return event.kept_in in ("attribute", "container") and any(b is not holder for _i, b, _n in later)
 
     @staticmethod
     def _contract(ctx, flow, src, mutations):

@@ -319,12 +319,50 @@ class FileIndex:
         return False
 
     def training_code_flows(self):
-        """Flows of the module body and of every function except initialisers (`__init__`,
-        `reset_parameters`, ...), where in-place updates of fresh tensors are the norm."""
+        """Flows of the module body and of every function that may run with grad enabled, except
+        initialisers (`__init__`, `reset_parameters`, ...), where in-place updates of fresh
+        tensors are the norm."""
         for scope in self.scopes():
-            if isinstance(scope, cst.FunctionDef) and is_initialiser(scope.name.value):
+            if isinstance(scope, cst.FunctionDef) and (is_initialiser(scope.name.value)
+                                                       or not self.grad_enabled(scope)):
                 continue
             yield self.flow(scope)
+
+    # -- call graph and provenance (callgraph.py, provenance.py) ------------
+    @property
+    def callgraph(self):
+        from gradfix.analysis.callgraph import CallGraph
+
+        return self.memo("callgraph", lambda: CallGraph(self))
+
+    def param_grad(self, fn: cst.FunctionDef, name: str) -> bool | None:
+        return self.callgraph.param_grad(fn, name)
+
+    def grad_enabled(self, fn: cst.FunctionDef | None) -> bool:
+        return self.callgraph.grad_enabled(fn)
+
+    def class_parameters(self, cls_name: str | None) -> frozenset:
+        """Attributes a module class of the file makes parameters: `self.w = nn.Parameter(...)`,
+        `self.register_parameter("w", ...)`."""
+        def compute():
+            table = {}
+            for cname in self.module_classes:
+                found = set()
+                for node in walk(self.classes[cname]):
+                    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                        t = node.targets[0].target
+                        if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
+                                and isinstance(node.value, cst.Call) and \
+                                qualname(node.value.func, self.imports) in ("torch.nn.Parameter",
+                                                                            "torch.nn.parameter.Parameter"):
+                            found.add(t.attr.value)
+                    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                            node.func.attr.value == "register_parameter" and node.args and \
+                            isinstance(node.args[0].value, cst.SimpleString):
+                        found.add(node.args[0].value.evaluated_value)
+                table[cname] = frozenset(found)
+            return table
+        return self.memo("class_parameters", compute).get(cls_name, frozenset())
 
     def flow(self, scope: cst.CSTNode):
         """The Flow of a FunctionDef or of the Module body (cached)."""

@@ -19,6 +19,7 @@ import libcst as cst
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import dotted, qualname, shorten
+from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad
 from gradfix.analysis.tree import children
 
 
@@ -47,6 +48,7 @@ class Step:
     line: cst.CSTNode            # the SimpleStatementLine or compound statement holding it
     no_grad: bool
     loops: tuple                 # enclosing For/While nodes inside this scope, outermost first
+    branch: tuple = ()           # (id of an if/elif chain, which branch) for each enclosing branch
 
 
 @dataclass(eq=False)
@@ -65,6 +67,8 @@ class Binding:
     saved_at: list[tuple[int, str]] = field(default_factory=list)
     escapes: list[tuple[int, str]] = field(default_factory=list)
     mutations: list[tuple[int, cst.CSTNode]] = field(default_factory=list)
+    grad: Grad = UNKNOWN         # may it require grad (provenance.py)
+    saved_output_if: Grad = NO   # with saved_output: saved only when this requires grad
 
     def root(self) -> "Binding":
         b = self
@@ -100,7 +104,9 @@ class Flow:
         self.step_of: dict[int, Step] = {}               # id(small stmt) -> step
         self.inplace: list[tuple[Step, cst.CSTNode, Binding | None, cst.BaseExpression]] = []
         self.detaches: list[DetachEvent] = []
+        self.calls: list[tuple[Step, cst.Call]] = []      # every call, in evaluation order (the call graph)
         self.class_name: str | None = None
+        self._branch: tuple = ()
         if isinstance(scope, cst.FunctionDef):
             cls = index.enclosing_class(scope)
             if cls is not None and index.enclosing(scope, (cst.FunctionDef,)) is None:
@@ -130,25 +136,70 @@ class Flow:
     def in_module_class(self) -> bool:
         return self.class_name is not None and self.class_name in self.index.module_classes
 
+    def holds(self, grad: Grad) -> bool | None:
+        """Resolve a provenance: True when the value is shown to require grad (directly, or
+        through a parameter some call site passes such a value for), False when it cannot,
+        None when unknown."""
+        if grad.yes:
+            return True
+        if not grad.deps:
+            return None if grad.unknown else False
+        answers = [self.index.param_grad(self.function, name) for name in grad.deps] if self.function else [None]
+        if True in answers:
+            return True
+        return None if grad.unknown or None in answers else False
+
+    def exclusive(self, a: int, b: int) -> bool:
+        """Steps `a` and `b` sit in different branches of one if/elif/else chain: they never both run."""
+        outer = dict(self.steps[a].branch)
+        return any(cid in outer and outer[cid] != k for cid, k in self.steps[b].branch)
+
+    def _saves(self, b: Binding, step: int):
+        """(step, reason) for each save of `b` (or a tensor sharing its storage) up to `step` that
+        autograd really makes: grad mode on, an input that requires grad, and not in a branch
+        that excludes `step`."""
+        for other in self.bindings:
+            if not other.shares_storage(b):
+                continue
+            if other.saved_output and 0 <= other.step <= step and self._really_saved(other.step, step,
+                                                                                       other.saved_output_if):
+                yield other.step, _Why(other.value, "`{}` saved its output")
+            for i, r, cond in other.saved_at:
+                if i <= step and self._really_saved(i, step, cond):
+                    yield i, r
+
+    def _really_saved(self, at: int, step: int, cond: Grad) -> bool:
+        return not self.steps[at].no_grad and not self.exclusive(at, step) and self.holds(cond) is True
+
     def saved_before(self, b: Binding, step: int) -> list[str]:
         """Why autograd holds `b` (or a tensor sharing its storage) at `step`."""
-        reasons = []
-        for other in self.bindings:
-            if other.shares_storage(b):
-                if other.saved_output and other.step <= step:
-                    reasons.append(f"`{_short(other.value)}` saved its output")
-                reasons.extend(str(r) for i, r in other.saved_at if i <= step)
-        return reasons
+        return [str(r) for _i, r in self._saves(b, step)]
 
     def saved_steps(self, b: Binding, step: int) -> list[int]:
         """The steps at which autograd saved `b` (or a tensor sharing its storage), up to `step`."""
-        out = []
-        for other in self.bindings:
-            if other.shares_storage(b):
-                if other.saved_output and 0 <= other.step <= step:
-                    out.append(other.step)
-                out.extend(i for i, _r in other.saved_at if i <= step)
-        return out
+        return [i for i, _r in self._saves(b, step)]
+
+    def is_tensor(self, b: Binding) -> bool:
+        """Tensor-typed, or a parameter of unknown type that a call site passes a value requiring
+        grad for (only tensors require grad)."""
+        if b.kind in TENSORISH:
+            return True
+        return b.is_param and b.kind is Kind.UNKNOWN and self.holds(b.grad) is True
+
+    def grad_of(self, expr) -> Grad:
+        """The provenance of `expr` (names read as they were bound where `expr` is)."""
+        return expr_grad(self, expr, self._name_binding)
+
+    def requires_grad(self, expr) -> bool | None:
+        return self.holds(self.grad_of(expr))
+
+    def _name_binding(self, name: cst.Name) -> Binding | None:
+        b = self.load_binding.get(id(name))
+        return b if b is not None else self.env.get(name.value)
+
+    def env_binding_of_attribute(self, node: cst.Attribute, _name_binding=None) -> Binding | None:
+        name = dotted(node)
+        return self.env.get(name) if name is not None else None
 
     def live_aliases(self, b: Binding, step: int) -> list[str]:
         """Other holders of `b`'s storage that are read after `step`, or escaped before it."""
@@ -168,7 +219,7 @@ class Flow:
 
     # -- walking ---------------------------------------------------------
     def _new_step(self, node, line, no_grad, loops) -> Step:
-        st = Step(len(self.steps), node, line, no_grad, loops)
+        st = Step(len(self.steps), node, line, no_grad, loops, self._branch)
         self.steps.append(st)
         self.step_of[id(node)] = st
         return st
@@ -200,7 +251,8 @@ class Flow:
                 if cls.name.value in self.index.module_classes:
                     kind = Kind.TENSOR
             self._bind(name, kind=kind, step=-1, value=p, is_param=True,
-                       ctor=(qualname(p.annotation.annotation, self.index.imports) if p.annotation else None))
+                       ctor=(qualname(p.annotation.annotation, self.index.imports) if p.annotation else None),
+                       grad=UNKNOWN if name in ("self", "cls") else Grad(deps=frozenset({name})))
 
     def _block(self, stmts, no_grad: bool, loops: tuple) -> None:
         for stmt in stmts:
@@ -211,18 +263,28 @@ class Flow:
             for small in stmt.body:
                 self._small(small, stmt, no_grad, loops)
         elif isinstance(stmt, cst.If):
-            st = self._new_step(stmt, stmt, no_grad, loops)
-            self._expr(stmt.test, st)
-            self._block(stmt.body.body, no_grad, loops)
-            orelse = stmt.orelse
-            if isinstance(orelse, cst.If):
-                self._statement(orelse, no_grad, loops)
-            elif isinstance(orelse, cst.Else):
-                self._block(orelse.body.body, no_grad, loops)
+            chain, k, outer = id(stmt), 0, self._branch
+            while True:  # an if/elif/else chain: its branches exclude each other
+                self._branch = outer
+                st = self._new_step(stmt, stmt, no_grad, loops)
+                self._expr(stmt.test, st)
+                self._branch = outer + ((chain, k),)
+                self._block(stmt.body.body, no_grad, loops)
+                orelse = stmt.orelse
+                k += 1
+                if isinstance(orelse, cst.If):
+                    stmt = orelse
+                    continue
+                if isinstance(orelse, cst.Else):
+                    self._branch = outer + ((chain, k),)
+                    self._block(orelse.body.body, no_grad, loops)
+                break
+            self._branch = outer
         elif isinstance(stmt, cst.For):
             st = self._new_step(stmt, stmt, no_grad, loops)
             self._expr(stmt.iter, st)
-            self._bind_target(stmt.target, self._for_kind(stmt.iter), st, stmt.iter)
+            kind = self._for_kind(stmt.iter)
+            self._bind_target(stmt.target, kind, st, stmt.iter, self._for_grad(stmt.iter, kind))
             self._block(stmt.body.body, no_grad, loops + (stmt,))
             if stmt.orelse is not None:
                 self._block(stmt.orelse.body.body, no_grad, loops)
@@ -289,8 +351,10 @@ class Flow:
         if isinstance(target, cst.Name):
             kind, ctor, saved_out, alias, how = self.classify(value)
             no_grad = st.no_grad or (alias is not None and alias.no_grad) or self._derived_no_grad(value)
+            grad = self._value_grad(value, st)
             b = self._bind(target.value, kind=kind, step=st.index, value=value, saved_output=saved_out,
-                           alias_of=alias, alias_how=how, no_grad=no_grad, ctor=ctor)
+                           alias_of=alias, alias_how=how, no_grad=no_grad, ctor=ctor, grad=grad,
+                           saved_output_if=grad)
             self._note_detach(value, st, b, "name")
             if isinstance(value, (cst.List, cst.Tuple, cst.Dict, cst.Set)):
                 for elem in _container_elements(value):
@@ -306,7 +370,8 @@ class Flow:
                     t = t.value
                 if isinstance(t, cst.Name):
                     self._bind(t.value, kind=kind if kind in TENSORISH else Kind.UNKNOWN, step=st.index,
-                               value=value, alias_of=unpack_alias, alias_how=how, no_grad=st.no_grad)
+                               value=value, alias_of=unpack_alias, alias_how=how, no_grad=st.no_grad,
+                               grad=self._value_grad(value, st))
                 else:
                     self._assign_target(t, value, st) if not isinstance(t, (cst.Tuple, cst.List)) else None
         elif isinstance(target, cst.Attribute):
@@ -320,7 +385,7 @@ class Flow:
                 # `self.x` is tracked like a name so later `self.x.clamp_()` is seen
                 kind, ctor, saved_out, alias, how = self.classify(value)
                 holder = self._bind(name, kind=kind, step=st.index, value=value, alias_of=alias, alias_how=how,
-                                    no_grad=st.no_grad, ctor=ctor)
+                                    no_grad=st.no_grad, ctor=ctor, grad=self._value_grad(value, st))
             self._note_detach(value, st, holder, "attribute")
         elif isinstance(target, cst.Subscript):
             self._expr(target, st)
@@ -331,13 +396,24 @@ class Flow:
             base = self.alias_root(target.value)
             if base is not None and base[0].kind in TENSORISH:
                 base[0].mutations.append((st.index, st.node))
+                # `gate[:, 0] = 1.0` writes into the tensor: an in-place op for autograd
+                self.inplace.append((st, st.node, base[0], target))
 
-    def _bind_target(self, target, kind: Kind, st: Step, value) -> None:
+    def _bind_target(self, target, kind: Kind, st: Step, value, grad: Grad = UNKNOWN) -> None:
         if isinstance(target, cst.Name):
-            self._bind(target.value, kind=kind, step=st.index, value=value, no_grad=st.no_grad)
+            self._bind(target.value, kind=kind, step=st.index, value=value, no_grad=st.no_grad, grad=grad)
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
-                self._bind_target(el.value, Kind.UNKNOWN, st, value)
+                # `for name, p in model.named_parameters()`: the parameter is the last element
+                last = grad.yes and el is target.elements[-1]
+                self._bind_target(el.value, Kind.UNKNOWN, st, value, grad if last else UNKNOWN)
+
+    @staticmethod
+    def _for_grad(it, kind: Kind) -> Grad:
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
+                it.func.attr.value in ("parameters", "named_parameters"):
+            return YES
+        return NO if kind is Kind.NUMBER else UNKNOWN
 
     def _mutate_target(self, target, node, st: Step) -> None:
         if isinstance(target, cst.Name):
@@ -392,12 +468,27 @@ class Flow:
                 self._binop_effects(node, st)
             stack.extend(reversed(children(node)))
 
-    def _save(self, expr, st: Step, why: str) -> None:
+    def _unknown_param(self, expr) -> bool:
+        """A parameter of unknown type: its call sites decide whether it is a tensor (`is_tensor`)."""
+        if not isinstance(expr, cst.Name):
+            return False
+        b = self.env.get(expr.value)
+        return b is not None and b.is_param and b.kind is Kind.UNKNOWN
+
+    def _value_grad(self, value, st: Step) -> Grad:
+        return NO if st.no_grad else self.grad_of(value)
+
+    def _save(self, expr, st: Step, why, cond: Grad) -> None:
+        """Autograd saves `expr` at `st` when `cond` requires grad (the op's other inputs for a
+        product, the op's own input for `norm` or `pow`, a module's weights for its input)."""
+        if st.no_grad or cond == NO:
+            return
         root = self.alias_root(expr)
-        if root is not None and root[0].kind in TENSORISH:
-            root[0].saved_at.append((st.index, why))
+        if root is not None and (root[0].kind in TENSORISH or root[0].is_param and root[0].kind is Kind.UNKNOWN):
+            root[0].saved_at.append((st.index, why, cond))
 
     def _call_effects(self, call: cst.Call, st: Step) -> None:
+        self.calls.append((st, call))
         func = call.func
         if isinstance(func, cst.Attribute):
             meth = func.attr.value
@@ -412,13 +503,13 @@ class Flow:
                         b.mutations.append((st.index, call))
                         self.target_binding[id(call)] = b
                     self.inplace.append((st, call, b, func.value))
-                if recv_kind in TENSORISH:
+                if recv_kind in TENSORISH or self._unknown_param(func.value):
                     if meth in torchapi.INPUT_SAVING_METHODS:
-                        self._save(func.value, st, _Why(call, "`{}` saved it"))
+                        self._save(func.value, st, _Why(call, "`{}` saved it"), self.grad_of(func.value))
                     elif meth in torchapi.BINARY_SAVING_METHODS and call.args and \
                             self.classify(call.args[0].value)[0] in TENSORISH:
-                        self._save(func.value, st, _Why(call, "`{}` saved it"))
-                        self._save(call.args[0].value, st, _Why(call, "`{}` saved it"))
+                        self._product_saves(func.value, call.args[0].value, meth in ("div", "divide"),
+                                            st, _Why(call, "`{}` saved it"))
             if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
                 for arg in call.args:
                     root = self.alias_root(arg.value)
@@ -428,12 +519,17 @@ class Flow:
                         self._note_detach(arg.value, st, None, "container")
         q = qualname(func, self.index.imports)
         if q in torchapi.INPUT_SAVING_FUNCS:
+            # a function of several tensors (matmul, linear, cdist) saves each for the others' gradients
+            cond = self.grad_of(call)
             for arg in call.args:
                 if arg.keyword is None:
-                    self._save(arg.value, st, _Why(call, "`{}` saved it"))
+                    self._save(arg.value, st, _Why(call, "`{}` saved it"), cond)
         ctor = self._module_ctor_of_callee(func)
         if ctor in torchapi.INPUT_SAVING_MODULES and call.args:
-            self._save(call.args[0].value, st, _Why(call, "`{}` (" + ctor.rsplit('.', 1)[-1] + ") saved its input"))
+            # a module with weights saves its input for their gradient; GELU / SiLU only when the input requires grad
+            cond = self.grad_of(call)
+            self._save(call.args[0].value, st,
+                       _Why(call, "`{}` (" + ctor.rsplit('.', 1)[-1] + ") saved its input"), cond)
         # `t.detach().clamp_()` mutates t right away
         if isinstance(func, cst.Attribute) and torchapi.is_inplace_method(func.attr.value):
             inner = _detach_call(func.value)
@@ -448,17 +544,20 @@ class Flow:
         rk = self.classify(node.right)[0]
         why = _Why(node, "`{}` saved it")
         if isinstance(op, cst.Power) and lk in TENSORISH:
-            self._save(node.left, st, why)
+            self._save(node.left, st, why, self.grad_of(node.left))
         elif isinstance(op, cst.MatrixMultiply):
-            self._save(node.left, st, why)
-            self._save(node.right, st, why)
+            self._product_saves(node.left, node.right, False, st, why)
         elif isinstance(op, cst.Multiply) and lk in TENSORISH and rk in TENSORISH:
-            self._save(node.left, st, why)
-            self._save(node.right, st, why)
+            self._product_saves(node.left, node.right, False, st, why)
         elif isinstance(op, cst.Divide) and rk in TENSORISH:
-            self._save(node.right, st, why)
-            if lk in TENSORISH:
-                self._save(node.left, st, why)
+            self._product_saves(node.left, node.right, True, st, why)
+
+    def _product_saves(self, left, right, divide: bool, st: Step, why) -> None:
+        """`a * b` saves `b` for `a`'s gradient and `a` for `b`'s: each only when the other side
+        requires grad. `a / b` saves `a` for `b`'s gradient and `b` for either's."""
+        lg, rg = self.grad_of(left), self.grad_of(right)
+        self._save(left, st, why, rg)
+        self._save(right, st, why, (lg | rg) if divide else lg)
 
     def _module_ctor_of_callee(self, func) -> str | None:
         if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
@@ -480,6 +579,8 @@ class Flow:
                 return (b, how or "assignment") if b is not None else None
             if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute):
                 meth = expr.func.attr.value
+                if meth in ("to", "type", "float", "double", "half") and _copies(expr):
+                    return None
                 if meth in torchapi.VIEW_METHODS or meth in torchapi.MAYBE_ALIAS_METHODS \
                         or torchapi.is_inplace_method(meth) or meth in ("chunk", "split", "unbind"):
                     how = how or ("detach" if meth == "detach" else "chunk" if meth in ("chunk", "split", "unbind") else "view")
@@ -494,10 +595,30 @@ class Flow:
                 expr = expr.value
                 continue
             if isinstance(expr, cst.Subscript):
+                if not self._basic_index(expr):
+                    return None  # `t[idx_tensor]`, `t[mask]`: advanced indexing returns a copy
                 how = how or "view"
                 expr = expr.value
                 continue
             return None
+
+    def _basic_index(self, sub: cst.Subscript) -> bool:
+        """Only ints, slices, None and `...` (shown): basic indexing returns a view."""
+        for el in sub.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                continue
+            v = s.value
+            if isinstance(v, cst.UnaryOperation):
+                v = v.expression
+            if isinstance(v, (cst.Integer, cst.Ellipsis)) or (isinstance(v, cst.Name) and v.value == "None"):
+                continue
+            if isinstance(v, cst.Name):
+                b = self.env.get(v.value)
+                if b is not None and b.kind is Kind.NUMBER:
+                    continue
+            return False
+        return True
 
     def classify(self, expr) -> tuple[Kind, str | None, bool, Binding | None, str]:
         """(kind, constructor, saves its output, storage root, how aliased)."""
@@ -658,6 +779,13 @@ def _detach_call(expr) -> cst.Call | None:
             continue
         return None
     return None
+
+
+def _copies(call: cst.Call) -> bool:
+    """`.to(..., copy=True)`, or a conversion to another dtype (`.float()` of a half tensor is not
+    shown to be one, so only an explicit copy counts)."""
+    return any(a.keyword is not None and a.keyword.value == "copy" and isinstance(a.value, cst.Name)
+               and a.value.value == "True" for a in call.args)
 
 
 def _container_elements(value):

@@ -1,0 +1,279 @@
+"""Gradient provenance: may a value require grad, and does a function run with grad enabled?
+
+Autograd saves a tensor only for an op some input of which requires grad, and only while grad
+mode is on. So an in-place op can break `backward()` only on code that (a) runs with gradients
+enabled and (b) handles values derived from something that requires grad: a module's parameter,
+a model call's output, a tensor created with `requires_grad=True` (or `.requires_grad_()`), or a
+function argument whose call sites pass such a value. Everything else (literals, `arange` grids,
+integer images, data batches, scheduler tables, `.detach()`/`.item()`/`.data` results) cannot.
+
+A value's provenance is kept *symbolic* in the flow of its own function: `Grad(deps=...)` names
+the function parameters it derives from. They are resolved against the call sites only when a
+rule asks (`FileIndex.holds`), so a function's flow stays local and the incremental parser can
+keep reusing the flows of unchanged functions.
+
+Unknown provenance resolves to `None`, and the rules stay silent on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from gradfix.analysis import torchapi
+from gradfix.analysis.names import qualname
+
+
+@dataclass(frozen=True)
+class Grad:
+    """Whether a value may require grad: `yes` when shown, else the function parameters it
+    derives from (`deps`), and `unknown` when some part of it is not known."""
+
+    yes: bool = False
+    deps: frozenset = frozenset()
+    unknown: bool = False
+
+    def __or__(self, other: "Grad") -> "Grad":
+        if self.yes or other.yes:
+            return YES
+        if not other.deps and not other.unknown:
+            return self
+        if not self.deps and not self.unknown:
+            return other
+        return Grad(False, self.deps | other.deps, self.unknown or other.unknown)
+
+
+YES = Grad(yes=True)
+NO = Grad()
+UNKNOWN = Grad(unknown=True)
+
+
+def any_of(grads) -> Grad:
+    out = NO
+    for g in grads:
+        out = out | g
+        if out.yes:
+            break
+    return out
+
+
+# torch.nn modules with no parameters: their output requires grad only when their input does.
+PARAMETER_FREE_MODULES = frozenset(
+    "torch.nn." + n for n in (
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+        "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Softshrink", "Hardtanh",
+        "Hardswish", "Hardsigmoid", "Hardshrink", "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+        "LPPool1d", "LPPool2d", "FractionalMaxPool2d", "Identity", "Flatten", "Unflatten", "Upsample",
+        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+        "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+        "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+        "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
+        "PairwiseDistance", "Fold", "Unfold",
+    )
+)
+
+
+def module_output_grad(ctor: str | None, args_grad: Grad) -> Grad:
+    """A module call's output: a module with parameters makes it require grad; a parameter-free
+    one (activations, pooling, dropout, losses) passes its inputs' provenance through."""
+    if ctor is not None and (ctor in PARAMETER_FREE_MODULES or
+                             (ctor.startswith("torch.nn.") and ctor.endswith("Loss"))):
+        return args_grad
+    return YES
+
+
+# Tensor factories: their result requires grad only with `requires_grad=True`.
+FACTORIES = frozenset(
+    "torch." + n for n in (
+        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
+        "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "tril_indices", "triu_indices", "meshgrid", "LongTensor", "FloatTensor", "Tensor", "BoolTensor",
+        "IntTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "hann_window", "hamming_window",
+        "empty_strided", "frombuffer", "polar", "complex",
+    )
+) - {"torch.normal", "torch.polar", "torch.complex"}  # normal(mean_tensor, std) follows its arguments
+# Ops whose result never requires grad (integer, boolean or index results, or cut from the graph).
+NON_DIFFERENTIABLE_FUNCS = frozenset(
+    "torch." + n for n in (
+        "argmax", "argmin", "argsort", "argwhere", "nonzero", "where_indices", "eq", "ne", "lt", "le", "gt", "ge",
+        "isnan", "isinf", "isfinite", "isclose", "equal", "allclose", "sign", "floor", "ceil", "round", "trunc",
+        "bucketize", "searchsorted", "unique", "unique_consecutive", "bincount", "histc", "count_nonzero",
+        "logical_and", "logical_or", "logical_not", "logical_xor", "numel", "is_tensor", "is_floating_point",
+    )
+)
+NON_DIFFERENTIABLE_METHODS = frozenset(
+    {"detach", "detach_", "item", "tolist", "numpy", "long", "int", "bool", "byte", "short", "char",
+     "argmax", "argmin", "argsort", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+     "isfinite", "sign", "floor", "ceil", "round", "trunc", "size", "dim", "numel", "nelement", "stride",
+     "data_ptr", "element_size", "is_contiguous", "get_device", "unique", "bincount", "count_nonzero",
+     "logical_not", "logical_and", "logical_or", "all", "any", "type"}
+)
+_CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
+                             "grad_fn", "is_leaf", "layout"})
+_PASSTHROUGH_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+
+
+def _true_kwarg(call: cst.Call, name: str) -> bool | None:
+    """True / False for `name=True` / `name=False`, None when absent or not a literal."""
+    for arg in call.args:
+        if arg.keyword is not None and arg.keyword.value == name:
+            v = arg.value
+            if isinstance(v, cst.Name) and v.value in ("True", "False"):
+                return v.value == "True"
+            return None
+    return False
+
+
+def expr_grad(flow, expr, name_binding) -> Grad:
+    """The provenance of `expr` in `flow`; `name_binding(Name)` gives the binding a name reads."""
+    index = flow.index
+    stack_depth = 0
+
+    def g(node) -> Grad:
+        nonlocal stack_depth
+        stack_depth += 1
+        try:
+            if stack_depth > 60:
+                return UNKNOWN
+            return visit(node)
+        finally:
+            stack_depth -= 1
+
+    def visit(node) -> Grad:
+        t = type(node)
+        if t is cst.Name:
+            if node.value in ("True", "False", "None"):
+                return NO
+            b = name_binding(node)
+            return b.grad if b is not None else UNKNOWN
+        if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
+                 cst.FormattedString, cst.Comparison, cst.Lambda):
+            return NO
+        if t is cst.UnaryOperation:
+            return NO if isinstance(node.operator, cst.Not) else g(node.expression)
+        if t is cst.BinaryOperation:
+            return g(node.left) | g(node.right)
+        if t is cst.BooleanOperation:
+            return g(node.left) | g(node.right)
+        if t is cst.IfExp:
+            return g(node.body) | g(node.orelse)
+        if t in (cst.List, cst.Tuple, cst.Set):
+            return any_of(g(e.value) for e in node.elements)
+        if t is cst.Dict:
+            return any_of(g(e.value) for e in node.elements if isinstance(e, cst.DictElement))
+        if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
+            return g(node.elt) if not _iterates_parameters(node) else YES
+        if t is cst.Subscript:
+            return g(node.value)
+        if t is cst.Attribute:
+            attr = node.attr.value
+            if attr in _CUT_ATTRIBUTES:
+                return NO
+            b = flow.env_binding_of_attribute(node, name_binding)
+            if b is not None:
+                return b.grad
+            if attr in _PASSTHROUGH_ATTRIBUTES:
+                return g(node.value)
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and flow.in_module_class:
+                return YES if attr in index.class_parameters(flow.class_name) else UNKNOWN
+            return UNKNOWN
+        if t is cst.Call:
+            return call(node)
+        if t is cst.StarredElement:
+            return g(node.value)
+        if t is cst.NamedExpr:
+            return g(node.value)
+        return UNKNOWN
+
+    def args_grad(c: cst.Call) -> Grad:
+        return any_of(g(a.value) for a in c.args
+                      if a.keyword is None or a.keyword.value not in ("dim", "keepdim", "dtype", "device"))
+
+    def call(c: cst.Call) -> Grad:
+        func = c.func
+        q = qualname(func, index.imports)
+        if type(func) is cst.Attribute and (q is None or not q.startswith(("torch.", "numpy."))):
+            meth = func.attr.value
+            if meth in NON_DIFFERENTIABLE_METHODS:
+                return NO
+            if meth == "requires_grad_":
+                flag = c.args[0].value if c.args else None
+                return NO if isinstance(flag, cst.Name) and flag.value == "False" else YES
+            recv = func.value
+            if type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super":
+                return YES if meth == "forward" and flow.in_module_class else UNKNOWN
+            kind, ctor = flow.classify(recv)[:2]
+            if kind.value == "module":
+                if meth in ("forward", "__call__"):
+                    return module_output_grad(ctor, args_grad(c))
+                return UNKNOWN if meth not in ("parameters", "named_parameters") else YES
+            if kind.value in ("tensor", "parameter"):
+                if meth in ("to", "type", "float", "double", "half", "bfloat16") and c.args:
+                    first = c.args[0].value
+                    dq = qualname(first, index.imports) or ""
+                    if dq.startswith("torch.") and dq.split(".")[-1] in ("long", "int", "int64", "int32", "bool",
+                                                                         "uint8", "int8", "int16"):
+                        return NO
+                return g(func.value) | args_grad(c)
+            if isinstance(func.value, cst.Name) and func.value.value == "self" and flow.in_module_class:
+                ctor = index.submodules.get(flow.class_name, {}).get(meth)
+                if ctor is not None and index.is_module_ctor(ctor) or meth in index.class_parameters(flow.class_name):
+                    return module_output_grad(ctor, args_grad(c))
+                return UNKNOWN
+            if meth in torchapi.OUTPUT_SAVING_METHODS or meth in torchapi.INPUT_SAVING_METHODS or \
+                    meth in torchapi.VIEW_METHODS or meth in torchapi.INPLACE_METHODS or meth == "clone":
+                return g(func.value) | args_grad(c)
+            return UNKNOWN
+        if q is None:
+            if type(func) is cst.Name:
+                b = name_binding(func)
+                if b is not None and b.kind.value == "module":
+                    return module_output_grad(b.ctor, args_grad(c))
+            return UNKNOWN
+        if q in index.module_classes or torchapi.is_nn_module_ctor(q) or \
+                q.startswith(torchapi.OPTIMIZER_PREFIXES + torchapi.SCHEDULER_PREFIXES):
+            return NO  # building a module or an optimizer, not computing a tensor
+        if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
+            return NO if _true_kwarg(c, "requires_grad") is False and _has_kwarg(c, "requires_grad") else YES
+        if q in FACTORIES:
+            rg = _true_kwarg(c, "requires_grad")
+            if rg is None:
+                return UNKNOWN
+            if rg:
+                return YES
+            if q.endswith("_like") or q in ("torch.tensor", "torch.as_tensor"):
+                return NO  # `torch.tensor(out)` copies the values out of the graph
+            return NO
+        if q in NON_DIFFERENTIABLE_FUNCS:
+            return NO
+        if type(func) is cst.Name:
+            b = name_binding(func)
+            if b is not None and b.kind.value == "module":
+                return module_output_grad(b.ctor, args_grad(c))
+        if q.startswith("torch.") or q.startswith("numpy."):
+            if q.startswith("numpy."):
+                return NO
+            return args_grad(c)
+        return UNKNOWN
+
+    return g(expr)
+
+
+def _has_kwarg(call: cst.Call, name: str) -> bool:
+    return any(a.keyword is not None and a.keyword.value == name for a in call.args)
+
+
+def _iterates_parameters(comp) -> bool:
+    f = comp.for_in
+    while f is not None:
+        it = f.iter
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
+                it.func.attr.value in ("parameters", "named_parameters"):
+            return True
+        f = f.inner_for_in
+    return False
