@@ -21,8 +21,13 @@ class SchedulerBeforeOptimizer(Rule):
             "Finds `scheduler.step()` that runs before the iteration's `optimizer.step()` (or `scaler.step(optimizer)`): "
             "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop. The "
             "scheduler is one built in the file on that optimizer, or, when its type is not known, a `*sched*` name "
-            "in a loop that steps a single optimizer. `ReduceLROnPlateau` and `scheduler.step(value)` are left alone, "
-            "and so is a scheduler in an exclusive branch (`if`/`else`)."
+            "in a loop that steps a single optimizer. An epoch-start step inside a branch counts too (`else: "
+            "scheduler.step()` after `if isinstance(scheduler, ReduceLROnPlateau):`, `if args.flag:`), as long as "
+            "no condition on its way reads the epoch. `ReduceLROnPlateau`, `scheduler.step(value)`, a scheduler in "
+            "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
+            "the epoch are left alone: `if epoch > 0: scheduler.step()` (or the `else:` of `if epoch == 0:`) skips "
+            "the first epoch, which is the same as stepping at the end of the previous one; a branch that "
+            "`continue`s (fast-forwarding a resumed schedule) trains no batch."
         ),
         why=(
             "Since PyTorch 1.1 the scheduler must step after the optimizer: stepping it first skips the first value of "
@@ -41,7 +46,8 @@ class SchedulerBeforeOptimizer(Rule):
         fix=(
             "Swaps them when both sit alone on their lines in one block: the scheduler line moves right after the "
             "optimizer step (after `scaler.update()` when that follows). A scheduler stepped at the start of the epoch "
-            "loop moves to the end of the epoch loop's body. Nothing between them may read the learning rate. When "
+            "loop moves to the end of the epoch loop's body (not when it sits in a branch: reported without a fix). "
+            "Nothing between them may read the learning rate. When "
             "the scheduler is epoch-based and stepped per batch, GF202's fix (move it to the epoch loop) applies "
             "instead and this finding has no fix of its own."
         ),
@@ -63,7 +69,7 @@ class SchedulerBeforeOptimizer(Rule):
             candidates = [e for e in it.events if e.op == "sched" and e.order < step.order and e.compatible(step)
                           and e.compatible(b) and not e.nested]
             candidates += [e for e in it.epoch_events if e.op == "sched" and e.info.get("where") == "start"
-                           and not e.nested and not e.path]
+                           and not e.nested and _may_run_in_first_epoch(e)]
             for e in candidates:
                 if e.info.get("args") or id(e.node) in seen:
                     continue
@@ -78,6 +84,8 @@ class SchedulerBeforeOptimizer(Rule):
                 in_epoch = e in it.epoch_events
                 opt = step.recv
                 where = "at the start of each epoch, before the batch loop's" if in_epoch else "before"
+                if in_epoch and e.path:
+                    where = "in a branch at the start of the epoch, before the batch loop's"
                 message = (f"`{e.recv}.step()` runs {where} `{opt}.step()`: the first value of the schedule is skipped "
                            f"and every later step uses the next one (PyTorch warns: call optimizer.step() before "
                            f"lr_scheduler.step())")
@@ -107,7 +115,8 @@ class SchedulerBeforeOptimizer(Rule):
         return ctx.fix(f"step `{e.recv}` after `{step.recv}.step()`", edits, Safety.UNSAFE, train_loop_contract(it))
 
     def _epoch_fix(self, ctx, it, e):
-        if not single(e.line) or not isinstance(e.small, cst.Expr) or e.small.value is not e.node or e.line not in _body(it.epoch_loop):
+        if e.path or not single(e.line) or not isinstance(e.small, cst.Expr) or e.small.value is not e.node or \
+                e.line not in _body(it.epoch_loop):
             return None
         anchor, _why = epoch_end_anchor(it)
         if anchor is None:
@@ -115,6 +124,30 @@ class SchedulerBeforeOptimizer(Rule):
         edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
         return ctx.fix(f"step `{e.recv}` at the end of the epoch, after the optimizer steps", edits, Safety.UNSAFE,
                        train_loop_contract(it))
+
+
+def _may_run_in_first_epoch(e) -> bool:
+    """An epoch-start scheduler step that may run before the first epoch's optimizer steps: unconditional, or
+    in a branch (`else:` of `if isinstance(sched, ReduceLROnPlateau)`, `if args.flag:`) whose conditions do not
+    read the epoch. A condition on the epoch (`if epoch > 0:`, `else:` of `if epoch == start_epoch:`, warm-up
+    boundaries) may be the idiom that skips the first epoch, which equals stepping at the end of the previous
+    one; a branch that leaves the iteration (`continue`: fast-forwarding a resumed schedule) runs no batch."""
+    if not e.path:
+        return True
+    if e.info.get("exits"):
+        return False
+    for node, branch in e.path:
+        if not isinstance(node, cst.If):
+            return False
+        test_owner, i = node, 0
+        while isinstance(test_owner, cst.If) and i <= branch:
+            # this branch runs only when the tests before it failed and its own held: all of them decide it
+            if "epoch" in cst.Module([]).code_for_node(test_owner.test).lower():
+                return False
+            test_owner, i = test_owner.orelse, i + 1
+            if isinstance(test_owner, cst.Else):
+                break
+    return True
 
 
 RULE = SchedulerBeforeOptimizer
