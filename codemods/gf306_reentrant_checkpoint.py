@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import qualname, shorten
+from gradfix.analysis.names import dotted, qualname, shorten
+from gradfix.analysis.tree import children
 from gradfix.analysis.params import all_calls, append_arg, code_of, last_name, make_kwarg
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -28,7 +29,11 @@ class ReentrantCheckpoint(Rule):
             "deliberate choice and is left alone (TorchFix TOR003 likewise only asks for the flag to be explicit), "
             "as is `checkpoint_sequential`'s flag given as its fourth positional argument; so is a call that passes "
             "`**kwargs` (the flag may be inside), a `checkpoint_sequential` call with `*args`, and other libraries' "
-            "`checkpoint` functions."
+            "`checkpoint` functions. Which `checkpoint` a call sees is decided by import resolution at the call, by "
+            "Python's scoping: a function of the file named `checkpoint` (saving training state), a parameter or "
+            "local variable of that name, a relative import, `deepspeed.checkpointing.checkpoint`, or a name that "
+            "the branches of an `if` / `try` bind to different functions (unknown: left alone) are not torch's, "
+            "even where the file also imports torch's somewhere else; `import ... checkpoint as ckpt` is followed."
         ),
         why=(
             "Without the flag torch 2.13 warns and uses the reentrant implementation (`checkpoint_sequential` "
@@ -56,10 +61,14 @@ class ReentrantCheckpoint(Rule):
 
     def check(self, ctx):
         imports = ctx.index.imports
+        # `checkpoint`, `cp.checkpoint`, and names imported as torch's (`import ... checkpoint as ckpt`)
+        names = {"checkpoint", "checkpoint_sequential"} | {k for k, v in imports.aliases.items() if v in CHECKPOINT}
         for node in all_calls(ctx.index):
             name = last_name(node.func)
-            if name not in ("checkpoint", "checkpoint_sequential") or qualname(node.func, imports) not in CHECKPOINT:
+            if name not in names or qualname(node.func, imports) not in CHECKPOINT:
                 continue
+            if resolve_in_scope(ctx.index, node.func) not in CHECKPOINT:
+                continue  # the name is torch's in some import, but not where it is called (unknown: silence)
             if any(a.keyword is not None and a.keyword.value == "use_reentrant" for a in node.args):
                 continue
             if any(a.star == "**" for a in node.args):
@@ -76,6 +85,133 @@ class ReentrantCheckpoint(Rule):
                        f"parameters get None gradients (only a warning says so); pass `use_reentrant=False`")
             fix = ctx.fix("pass `use_reentrant=False`", [Edit(node, new_call)], Safety.UNSAFE, {"kind": "checkpoint-grads"})
             yield ctx.finding(node, message, fix)
+
+
+# --------------------------------------------------------------------------- scoped name resolution
+# The file's ImportMap is one table for the whole file (the last import of a name wins, relative
+# imports and local bindings are not in it). A `checkpoint` that some import binds to torch's may
+# be, where it is called, a function of the file, a local variable, a parameter, another library's
+# (`deepspeed.checkpointing.checkpoint` imported in the other branch of an `if`), or a relative
+# import. This resolves the callee's root name by Python's scoping rules, and gives up (None)
+# when the bindings the call may see disagree. A candidate for the shared analysis
+# (`names.resolve_at(node)`).
+
+_SCOPES = (cst.FunctionDef, cst.Lambda)
+
+
+def resolve_in_scope(index, func: cst.BaseExpression) -> str | None:
+    """The qualified name of `func` as seen at the call, or None when unknown."""
+    name = dotted(func)
+    if name is None:
+        return None
+    root, _, rest = name.partition(".")
+    scope = index.enclosing(func, _SCOPES)
+    while True:
+        if scope is None:
+            bindings = _bindings(index, index.module, root)
+        else:
+            bindings = _bindings(index, scope, root)
+            if bindings == ["global"]:
+                scope = None
+                continue
+        if bindings:
+            quals = set(bindings)
+            if len(quals) != 1 or None in quals or "global" in quals:
+                return None
+            qual = quals.pop()
+            return f"{qual}.{rest}" if rest else qual
+        if scope is None:
+            return None  # unbound in the file (a builtin, or a NameError): not torch's
+        scope = index.enclosing(scope, _SCOPES)
+
+
+def _bindings(index, scope: cst.CSTNode, name: str) -> list:
+    """What binds `name` directly in `scope` (not in nested functions or classes): the qualified
+    name for an import of an absolute module (or an assignment of a dotted name resolving to one),
+    None for anything else, "global" for a `global` / `nonlocal` declaration."""
+    key = f"gf306.bindings.{id(scope)}.{name}"
+    return index.memo(key, lambda: _collect(index, scope, name))
+
+
+def _collect(index, scope: cst.CSTNode, name: str) -> list:
+    found: list = []
+    if isinstance(scope, (cst.FunctionDef, cst.Lambda)):
+        params = scope.params
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value == name:
+                found.append(None)
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param) and p.name.value == name:
+                found.append(None)
+        stack = [scope.body]
+    else:
+        stack = list(scope.body)
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind in (cst.FunctionDef, cst.ClassDef):
+            if node.name.value == name:
+                found.append(None)
+            for dec in node.decorators:
+                stack.append(dec)
+            continue  # its body is another scope
+        if kind in (cst.Lambda, cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp):
+            continue
+        if kind is cst.Import:
+            for alias in node.names:
+                full = dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    if alias.asname.name.value == name:
+                        found.append(full)
+                elif full.split(".")[0] == name:
+                    found.append(name)
+            continue
+        if kind is cst.ImportFrom:
+            if isinstance(node.names, cst.ImportStar):
+                found.append(None)  # may bind anything
+                continue
+            base = None if node.relative or node.module is None else dotted(node.module)
+            for alias in node.names:
+                local = dotted(alias.name) or ""
+                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                    local = alias.asname.name.value
+                if local == name:
+                    found.append(f"{base}.{dotted(alias.name)}" if base else None)
+            continue
+        if kind in (cst.Global, cst.Nonlocal):
+            if any(n.name.value == name for n in node.names):
+                found.append("global")
+            continue
+        if kind in (cst.Assign, cst.AnnAssign, cst.AugAssign, cst.NamedExpr):
+            targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
+            value = node.value if kind in (cst.Assign, cst.AnnAssign) else None
+            for t in targets:
+                for n in _target_names(t):
+                    if n == name:
+                        q = qualname(value, index.imports) if value is not None and len(targets) == 1 \
+                            and type(t) is cst.Name else None
+                        found.append(q if q is not None and "." in q else None)
+        elif kind in (cst.For, cst.CompFor):
+            if name in _target_names(node.target):
+                found.append(None)
+        elif kind is cst.WithItem and node.asname is not None:
+            if name in _target_names(node.asname.name):
+                found.append(None)
+        elif kind is cst.ExceptHandler and node.name is not None:
+            if name in _target_names(node.name.name):
+                found.append(None)
+        stack.extend(reversed(children(node)))
+    return found
+
+
+def _target_names(t) -> list[str]:
+    if type(t) is cst.Name:
+        return [t.value]
+    if type(t) in (cst.Tuple, cst.List):
+        return [n for el in t.elements for n in _target_names(el.value)]
+    if type(t) is cst.StarredElement:
+        return _target_names(t.value)
+    return []
 
 
 RULE = ReentrantCheckpoint
