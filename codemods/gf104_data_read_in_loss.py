@@ -69,6 +69,9 @@ def _holds_parameters(flow, name: cst.Name, paths) -> bool:
     `for p in model.parameters()` variable) or the output of a module the optimizer steps. A batch
     (`real_imgs.data`) or the output of a module another optimizer steps (the generator's samples in a
     WGAN-GP discriminator step) is data there."""
+    comp = _comprehension_source(flow.index, name)
+    if comp is not None:
+        return comp
     for f in flow.and_module():
         bindings = [b for b in f.bindings if b.name == name.value]
         if not bindings:
@@ -85,6 +88,23 @@ def _holds_parameters(flow, name: cst.Name, paths) -> bool:
                     return True
         return False
     return False
+
+
+def _comprehension_source(index, name: cst.Name) -> bool | None:
+    """For a comprehension's variable (`sum(p.data.abs().sum() for p in model.parameters())`):
+    whether it iterates parameters; None when `name` is not bound by an enclosing comprehension."""
+    cur = index.parents.get(name)
+    while cur is not None and not isinstance(cur, cst.BaseSmallStatement):
+        if isinstance(cur, (cst.GeneratorExp, cst.ListComp, cst.SetComp)):
+            f = cur.for_in
+            while f is not None:
+                if isinstance(f.target, cst.Name) and f.target.value == name.value:
+                    it = f.iter
+                    return isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
+                        it.func.attr.value in ("parameters", "named_parameters")
+                f = f.inner_for_in
+        cur = index.parents.get(cur)
+    return None
 
 
 class DataReadInLoss(Rule):

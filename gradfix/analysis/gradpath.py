@@ -178,25 +178,26 @@ class GradPaths:
 
     def additive_terms(self) -> list[cst.BaseExpression]:
         """Terms added into the backpropagated loss, following names bound in this step (`loss = ce + reg`)."""
-        values = {}
+        # every binding of a name counts: `loss = ce; loss = loss + 1e-3 * reg; loss = loss + l1`
+        # adds both penalties, and `reg += p.data.norm()` in a loop adds each of its values
+        values: dict[str, list] = {}
         for stmt, value in self.loss_values():
             if isinstance(stmt, cst.Assign):
                 for t in stmt.targets:
                     if isinstance(t.target, cst.Name):
-                        values.setdefault(t.target.value, value)
+                        values.setdefault(t.target.value, []).append(value)
             elif isinstance(stmt, cst.AugAssign) and isinstance(stmt.target, cst.Name):
-                values.setdefault(stmt.target.value + "+=", value)
+                values.setdefault(stmt.target.value, []).append(value)
         out: list[cst.BaseExpression] = []
         todo = [self.tl.loss]
         seen: set[str] = set()
         while todo:
             expr = todo.pop()
             for term in _terms(expr):
-                if isinstance(term, cst.Name) and term.value in values and term.value not in seen:
-                    seen.add(term.value)
-                    todo.append(values[term.value])
-                    if term.value + "+=" in values:
-                        todo.append(values[term.value + "+="])
+                if isinstance(term, cst.Name) and term.value in values:
+                    if term.value not in seen:
+                        seen.add(term.value)
+                        todo.extend(values[term.value])
                 else:
                     out.append(term)
         return out
