@@ -48,7 +48,11 @@ class ZeroGradMisplaced(Rule):
             "optimizer's parameters that runs after `loss.backward()` and before the `optimizer.step()` that follows "
             "it, in the same iteration. A zero_grad of another optimizer or model (clearing a discriminator's "
             "gradients before the generator's step), and one followed by another backward before the step, are left "
-            "alone."
+            "alone. With gradient accumulation (backward every batch, `optimizer.step()` only under `if (i + 1) % k "
+            "== 0:`), it also finds a zero_grad of those parameters that runs every batch, outside the condition "
+            "(after the step, or before the forward pass): it clears the accumulated gradients before the step "
+            "uses them. A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
+            "clearing every batch is right) is left alone."
         ),
         why=(
             "The optimizer step reads the gradients just cleared: every update is zero (with `set_to_none=True`, the "
@@ -61,7 +65,9 @@ class ZeroGradMisplaced(Rule):
             "Moves the zero_grad line before the iteration's forward pass (the statement of its block that holds "
             "the first model call), or removes it when the iteration already clears the same gradients before. "
             "Offered when the call stands alone on its line in the block of the forward pass; otherwise reported "
-            "without a fix."
+            "without a fix. The accumulation case is detect only: moving the clear inside the condition is the "
+            "fix, but the train-loop check's canonical order keeps an unconditional zero_grad, so it cannot "
+            "confirm it yet."
         ),
         fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the verifier confirms the expected change.",
         verification=(
@@ -90,6 +96,36 @@ class ZeroGradMisplaced(Rule):
                            f"gradients, so every update is zero and grad_norm is always 0; clear the gradients before "
                            f"the forward pass (or after the step)")
                 yield ctx.finding(z.node, message, self._fix(ctx, it, z, b, step))
+            for z, test in self._wipes_accumulation(it, b, step):
+                if id(z.node) in seen:
+                    continue
+                seen.add(id(z.node))
+                what = code_of(z.small) if z.info.get("target") == "none" else f"{z.recv}.zero_grad()"
+                message = (f"`{what}` runs every batch, but `{step.recv}.step()` only when `{code_of(test)}`: the "
+                           f"gradients accumulated over the batches in between are cleared before the step uses "
+                           f"them, so each step sees the last batch's gradient alone (and, with the loss divided by "
+                           f"the accumulation count, that much smaller); clear them inside the condition, after the "
+                           f"step")
+                yield ctx.finding(z.node, message, None)
+
+    def _wipes_accumulation(self, it, b, step):
+        """Unconditional clears of the stepped parameters in an iteration whose backward runs every batch but
+        whose step runs only under an accumulation test (`(i + 1) % k == 0`): (zero_grad event, the test)."""
+        if b.path or b.nested or b.info.get("exits") or not step.path or step.nested:
+            return []
+        node, branch = step.path[0]
+        if not isinstance(node, cst.If) or branch != 0 or not _accumulation_test(node.test):
+            return []
+        if any(x.op == "backward" and x is not b and x.compatible(step) for x in it.events):
+            return []  # more than one backward feeds this step
+        out = []
+        for z in it.events:
+            if z.op != "zero_grad" or z.path or z.nested or z.info.get("exits"):
+                continue
+            if not zeroes_optimizer(it, z, step):
+                continue
+            out.append((z, node.test))
+        return out
 
     def _fix(self, ctx, it, z, b, step):
         if not single(z.line) or z.nested or z.path != b.path:
@@ -106,6 +142,25 @@ class ZeroGradMisplaced(Rule):
             edits = compose([Op(z.line, remove=True), Op(anchor, before=[moved(z.line)])])
             desc = f"move `{code_of(z.small)}` before the forward pass"
         return ctx.fix(desc, edits, Safety.UNSAFE, train_loop_contract(it))
+
+
+def _accumulation_test(test) -> bool:
+    """`(i + 1) % k == 0`, `step % k == 0`, `not (i + 1) % k`, alone or joined with `or` / `and` (the last batch
+    of the epoch also steps): a step that runs on some batches only, every k-th."""
+    if isinstance(test, cst.BooleanOperation):
+        return _accumulation_test(test.left) or _accumulation_test(test.right)
+    mod = None
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.Equal):
+        left, right = test.left, test.comparisons[0].comparator
+        if isinstance(right, cst.Integer) and right.value == "0":
+            mod = left
+        elif isinstance(left, cst.Integer) and left.value == "0":
+            mod = right
+    elif isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        mod = test.expression
+    return isinstance(mod, cst.BinaryOperation) and isinstance(mod.operator, cst.Modulo) and \
+        not (isinstance(mod.right, cst.Integer) and mod.right.value == "1")
 
 
 RULE = ZeroGradMisplaced
