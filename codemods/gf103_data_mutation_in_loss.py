@@ -164,6 +164,8 @@ def data_write(small: cst.CSTNode):
         if isinstance(expr, cst.Subscript):
             expr = expr.value
         if isinstance(expr, cst.Attribute) and expr.attr.value == "data":
+            if isinstance(expr.value, cst.Attribute) and expr.value.attr.value == "grad":
+                return None  # `p.grad.data.zero_()`: a hand-written zero_grad writes gradients, not weights
             return expr.value
         return None
 

@@ -98,8 +98,8 @@ class GradPaths:
                 name = dotted(call.func.value)
                 if name:
                     out.add(name)
-        if not out and depth < 2:  # `opt = Adam(params)` with `params = list(model.parameters())`
-            for arg in ctor.args:
+        if not out and depth < 2 and isinstance(ctor, cst.Call):  # `opt = Adam(params)`, `params = list(...)`
+            for arg in ctor.args:  # (a keyword bound to a literal, `lr=lr0` with `lr0 = 6`, has none)
                 if isinstance(arg.value, cst.Name):
                     for b in flow.bindings:
                         if b.name == arg.value.value and isinstance(b.value, cst.BaseExpression):
