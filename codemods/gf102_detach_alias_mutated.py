@@ -18,7 +18,12 @@ class DetachAliasMutated(Rule):
         what=(
             "Finds `a = t.detach()` (also `.detach().cpu()` and `.detach().numpy()`, and the same stored in an "
             "attribute or a container) when `t` or `a` is mutated in place later in the same function, before "
-            "either is rebound."
+            "either is rebound, and the shared storage shows: `t` is an activation (it requires grad and is not "
+            "a parameter, a buffer or an attribute) and autograd saved it before the mutation, or the copy is "
+            "read after it (or kept in a log container or attribute), or the copy is mutated and `t` read "
+            "afterwards. Left alone: writes through a detached view of a parameter or buffer, which is how "
+            "`zero_module` (`p.detach().zero_()`), EMA updates (`t.detach().mul_(d).add_(s)`) and master-weight "
+            "copies work, and caller-provided output buffers filled through their views."
         ),
         why=(
             "`detach()` shares storage and the version counter with its source. A mutation of either changes "

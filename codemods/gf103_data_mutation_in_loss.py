@@ -265,7 +265,8 @@ class DataMutationInLoss(Rule):
             "only writes to parameters count (a module's attribute, a parameter loop variable, a name gradfix "
             "cannot place) while a forward's graph is pending: refilling a data buffer the file created "
             "(`noise.data.normal_()`, `label.data.fill_(0)`) and writes after the iteration's previous backward() "
-            "and before the next model call (a GAN's discriminator step) are left alone."
+            "and before the next model call (a GAN's discriminator step) are left alone, and so are writes to "
+            "gradients (`p.grad.data.zero_()`, a hand-written zero_grad)."
         ),
         why=(
             "`.data` writes bypass autograd: no version bump, no error. Backward then reads whatever the forward "

@@ -115,7 +115,10 @@ class DataReadInLoss(Rule):
         what=(
             "Finds `.data` read inside a term that is added to the loss before `backward()`: in the loss "
             "expression itself (`loss = ce + 1e-4 * w.data.pow(2).sum()`) or in the value a regulariser "
-            "function returns (`return m.weight.data.abs().sum()`)."
+            "function returns (`return m.weight.data.abs().sum()`), including a penalty accumulated with `+=` in "
+            "a loop over the parameters or summed by a generator over `model.parameters()`. Left alone: a term "
+            "that keeps a gradient path besides `.data` (semi-gradient TD targets, masks), `.data` of a batch or "
+            "of samples from a module another optimizer steps, and values that leave autograd anyway (`.item()`)."
         ),
         why=(
             "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
