@@ -7,7 +7,7 @@ import libcst as cst
 from gradfix.analysis.iteration import _walk, code_of, iterations
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
-from gradfix.analysis.trainstep import names_in
+from gradfix.analysis.trainstep import literal_number, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -84,6 +84,11 @@ class HistoryAccumulation(Rule):
             others = [s for s in sides if not (isinstance(s, cst.Name) and s.value in names)]
             if len(hits) == 1 and not any(names_in(o) & names for o in others):
                 target = hits[0]
+        if target is None and isinstance(value, cst.Call) and not value.lpar and _scalar_loss_call(it, value):
+            # `total += criterion(out, y)`: the loss recomputed from a model output
+            item = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("item")))
+            return ctx.fix(f"accumulate `{code_of(value)}.item()`", [Edit(value, item)], Safety.SAFE,
+                           train_loop_contract(it))
         if target is None or not _is_scalar_loss(it, target.value):
             return None
         item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("item")))
@@ -113,28 +118,65 @@ def _recomputed_without_grad(it, e) -> bool:
     return False
 
 
-def _is_scalar_loss(it, name: str) -> bool:
+def _is_scalar_loss(it, name: str, depth: int = 0) -> bool:
     tl = it.tl
-    if isinstance(tl.loss, cst.Name) and tl.loss.value == name and not it.backward.node.args:
-        return True
+    if not it.backward.node.args and _scaled_name(tl.loss, name):
+        return True  # `loss.backward()` / `(loss / 2).backward()`: backward() without a gradient needs a scalar
     for b in it.flow.bindings:
-        if b.name != name or not isinstance(b.value, cst.Call):
+        if b.name != name:
             continue
-        call = b.value
-        if any(a.keyword is not None and a.keyword.value == "reduction" and "none" in code_of(a.value)
-               for a in call.args):
-            return False
-        func = call.func
-        q = code_of(func)
-        if isinstance(func, cst.Name):
-            if any(x.name == func.value and (x.ctor or "").endswith(_LOSS_SUFFIXES) for x in it.flow.bindings):
-                return True
-            if "loss" in func.value.lower() or "criterion" in func.value.lower():
-                return True
-        if (it.index.imports.resolve(q) or "").startswith("torch.nn.functional.") and \
-                ("loss" in q or "entropy" in q or "nll" in q):
-            return True
+        if isinstance(b.value, cst.Call):
+            verdict = _scalar_loss_call(it, b.value)
+            if verdict is not None:
+                return verdict
+        elif isinstance(b.value, cst.BinaryOperation) and depth < 3 and _scalar_terms(it, b.value, depth + 1):
+            return True  # `loss = F.cross_entropy(out, y) + 0.3 * F.cross_entropy(aux, y)`
     return False
+
+
+def _scaled_name(expr, name: str) -> bool:
+    """`name`, or `name` times / divided by number literals."""
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        if literal_number(expr.right) is not None:
+            return _scaled_name(expr.left, name)
+        if isinstance(expr.operator, cst.Multiply) and literal_number(expr.left) is not None:
+            return _scaled_name(expr.right, name)
+    return False
+
+
+def _scalar_terms(it, expr, depth: int) -> bool:
+    """Every term is a scalar loss (a reducing loss call, a scalar loss name) or a number literal."""
+    if literal_number(expr) is not None:
+        return True
+    if isinstance(expr, cst.Call):
+        return _scalar_loss_call(it, expr) is True
+    if isinstance(expr, cst.Name):
+        return _is_scalar_loss(it, expr.value, depth)
+    if isinstance(expr, cst.BinaryOperation) and \
+            isinstance(expr.operator, (cst.Add, cst.Subtract, cst.Multiply, cst.Divide)):
+        return _scalar_terms(it, expr.left, depth) and _scalar_terms(it, expr.right, depth)
+    return False
+
+
+def _scalar_loss_call(it, call: cst.Call) -> bool | None:
+    """True for a call of a loss function that reduces to a scalar (`criterion(out, y)`, `F.cross_entropy(...)`),
+    False for one with `reduction="none"`, None when the call is not known to be a loss."""
+    if any(a.keyword is not None and a.keyword.value == "reduction" and "none" in code_of(a.value)
+           for a in call.args):
+        return False
+    func = call.func
+    q = code_of(func)
+    if isinstance(func, cst.Name):
+        if any(x.name == func.value and (x.ctor or "").endswith(_LOSS_SUFFIXES) for x in it.flow.bindings):
+            return True
+        if "loss" in func.value.lower() or "criterion" in func.value.lower():
+            return True
+    if (it.index.imports.resolve(q) or "").startswith("torch.nn.functional.") and \
+            ("loss" in q or "entropy" in q or "nll" in q):
+        return True
+    return None
 
 
 RULE = HistoryAccumulation

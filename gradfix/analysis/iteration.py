@@ -27,7 +27,7 @@ from gradfix.analysis.loops import (
     TrainingLoop, backward_target, is_model_call, is_optimizer_step, training_loops,
 )
 from gradfix.analysis.names import chain_root, dotted, qualname
-from gradfix.analysis.trainstep import loss_expressions, names_in
+from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
 # Re-exported: the rules and the verifier import these from here.
 from gradfix.analysis.expressions import (  # noqa: F401
@@ -341,14 +341,16 @@ class Iteration:
         replay buffers, which carry no graph."""
         if not hasattr(self, "_loss_names"):
             names: set[str] = set()
-            for stmt, value in reversed(loss_expressions(self.tl)):
+            for stmt, value in reversed(loss_expressions(self.tl, unpacked=True)):
                 if not isinstance(stmt, cst.Assign) or _scalar_value(value):
                     continue
                 if not (self._calls_a_module(value) or _graph_reaches(value, names)):
                     continue
                 for t in stmt.targets:
-                    if isinstance(t.target, cst.Name) and not self._not_a_tensor(t.target.value):
-                        names.add(t.target.value)
+                    # `out, aux = model(x)`: each unpacked output is a term of the loss
+                    for name in target_names(t.target):
+                        if not self._not_a_tensor(name):
+                            names.add(name)
             loss = self.tl.loss
             if isinstance(loss, cst.Name):
                 names.add(loss.value)

@@ -142,8 +142,24 @@ def names_in(expr: cst.CSTNode) -> set[str]:
     return found
 
 
-def loss_expressions(tl: TrainingLoop) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
-    """(statement, value) pairs whose value flows into the backpropagated loss, latest first."""
+def target_names(target) -> list[str]:
+    """The plain names an assignment target binds: `x`, and each name of `out, (aux, _), *rest`."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        out = []
+        for el in target.elements:
+            v = el.value
+            out += target_names(v.value if isinstance(v, cst.StarredElement) else v)
+        return out
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
+def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
+    """(statement, value) pairs whose value flows into the backpropagated loss, latest first.
+    With `unpacked`, tuple targets count too (`out, aux = model(x)` when the loss reads `out`)."""
     flow = tl.flow
     wanted = names_in(tl.loss)
     out: list[tuple[cst.CSTNode, cst.BaseExpression]] = [(tl.backward.node, tl.loss)]
@@ -153,6 +169,8 @@ def loss_expressions(tl: TrainingLoop) -> list[tuple[cst.CSTNode, cst.BaseExpres
             continue
         if isinstance(node, cst.Assign):
             targets = [t.target for t in node.targets]
+            if unpacked:
+                targets = [cst.Name(n) for t in targets for n in target_names(t)]
             if any(isinstance(t, cst.Name) and t.value in wanted for t in targets):
                 out.append((node, node.value))
                 wanted |= names_in(node.value)
