@@ -21,8 +21,9 @@ class HistoryAccumulation(Rule):
     docs = RuleDocs(
         what=(
             "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`) in a training loop where "
-            "`loss` is the tensor backpropagated in that iteration (or a term of it) and `total` is never "
-            "backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
+            "`loss` is the tensor backpropagated in that iteration (or a term of it: a model output, also one "
+            "unpacked from a tuple `out, aux = model(x)`, or a loss recomputed from one, `total += criterion(out, "
+            "y)`) and `total` is never backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
             "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
             "`running += loss.item() * x.size(0)`) are left alone."
         ),
@@ -35,9 +36,10 @@ class HistoryAccumulation(Rule):
         example="total_loss += loss",
         fixed_example="total_loss += loss.item()",
         fix=(
-            "Adds `.item()` to the loss name in the accumulated expression. Offered when the name is the loss that "
-            "`.backward()` receives without a gradient argument (a scalar) or a criterion / `F.*_loss` call result "
-            "without `reduction='none'`; otherwise reported without a fix."
+            "Adds `.item()` to the loss name in the accumulated expression (or to the accumulated criterion call). "
+            "Offered when the name is the loss that `.backward()` receives without a gradient argument (a scalar, "
+            "also scaled by a literal: `(loss / 2).backward()`), a criterion / `F.*_loss` call result without "
+            "`reduction='none'`, or a sum of such terms and number literals; otherwise reported without a fix."
         ),
         fix_safety=(
             "Safe: gradients, parameters and the accumulated number are unchanged; `total` becomes a Python float "
