@@ -37,3 +37,17 @@ class Head(nn.Module):
         picked.mul_(2)
         positives.mul_(2)
         return out + sq.sum() + scaled.sum() + picked.sum() + positives.sum()
+
+
+class Rescale(nn.Module):
+    # `h = h.mul_(2)` rebinds the same tensor: the name it is kept in is the
+    # result of the op itself, not another holder of the storage.
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        h = self.fc(x)
+        h = h.mul_(2)
+        h.add_(1)
+        return h.clamp_(min=0)

@@ -207,6 +207,8 @@ class Flow:
         for other in self.bindings:
             if not other.shares_storage(b):
                 continue
+            if other.step == step and other.alias_how == "same":
+                continue  # `h = h.mul_(2)`: the result of this very op, the same tensor, not another holder
             if other is not b and other.step <= step and any(r > step for r in other.reads):
                 found.append(f"`{other.name}`")
             for i, where in other.escapes:
@@ -583,7 +585,8 @@ class Flow:
                     return None
                 if meth in torchapi.VIEW_METHODS or meth in torchapi.MAYBE_ALIAS_METHODS \
                         or torchapi.is_inplace_method(meth) or meth in ("chunk", "split", "unbind"):
-                    how = how or ("detach" if meth == "detach" else "chunk" if meth in ("chunk", "split", "unbind") else "view")
+                    how = how or ("detach" if meth == "detach" else "chunk" if meth in ("chunk", "split", "unbind")
+                                  else "same" if torchapi.is_inplace_method(meth) else "view")
                     expr = expr.func.value
                     continue
                 return None
