@@ -35,9 +35,11 @@ class FrozenOrMissingParams(Rule):
         what=(
             "Finds four ways the optimizer never updates parameters that train: (1) the `require_grad` typo "
             "(`p.require_grad = False`, also `requires_grads`, `requires_grad_ = ...`) on a parameter; (2) an "
-            "optimizer built from `model.parameters()` after every parameter of `model` was frozen "
-            "(`model.requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = False`) and nothing "
-            "unfreezes them; (3) an optimizer built from a list of several submodules' parameters "
+            "optimizer built from `model.parameters()` (or `model.encoder.parameters()`) after every parameter of "
+            "`model` was frozen (`model.requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = "
+            "False`), or frozen right after it in the same block before the optimizer is used, and nothing "
+            "unfreezes them (a freeze under a flag or in a loop the optimizer is outside of, or one after the "
+            "optimizer was used, is a run-time choice and left alone); (3) an optimizer built from a list of several submodules' parameters "
             "(`list(m.a.parameters()) + list(m.b.parameters())`, `itertools.chain(...)`, param-group dicts) of a "
             "model class defined in the file that leaves out a submodule with parameters that `forward` uses, is not "
             "frozen and is in no other optimizer; (4) a submodule replaced (`model.fc = nn.Linear(...)`) after the "
@@ -122,14 +124,22 @@ class FrozenOrMissingParams(Rule):
 
     def _all_frozen(self, ctx, flow, b, term):
         freezes = []
+        built = flow.steps[b.step] if 0 <= b.step < len(flow.steps) else None
         for st in flow.steps:
             if st.index >= b.step:
                 break
             what = freeze_target(st.node)
             if what is not None and (term == what or term.startswith(what + ".")):
-                freezes.append((st, what))
+                # only a freeze that surely ran: not under a flag or in a loop the optimizer's line is outside of
+                if built is not None and st.branch == built.branch[:len(st.branch)] and \
+                        st.loops == built.loops[:len(st.loops)]:
+                    freezes.append((st, what))
+        after = False
         if not freezes:
-            return None
+            later = _frozen_before_use(flow, b, term)
+            if later is None:
+                return None
+            freezes, after = [later], True
         # a submodule replaced after the freeze is trainable again
         for st in flow.steps:
             node = st.node
@@ -140,7 +150,8 @@ class FrozenOrMissingParams(Rule):
                         return None
         st, what = freezes[-1]
         line = ctx.span(st.line).line
-        message = (f"`{b.name}` is built from `{term}.parameters()`, but every one of them was frozen (`{what}`"
+        when = f"is frozen afterwards, before `{b.name}` is used" if after else "was frozen"
+        message = (f"`{b.name}` is built from `{term}.parameters()`, but every one of them {when} (`{what}`"
                    f"{f' at line {line}' if line else ''}) and nothing unfreezes them: no parameter gets a gradient, "
                    f"so grad_norm is 0 and nothing trains")
         return ctx.finding(b.value, message, None)
@@ -205,6 +216,29 @@ class FrozenOrMissingParams(Rule):
                            f"the replacement (or `add_param_group`)")
                 return ctx.finding(st.node, message, None)
         return None
+
+
+def _frozen_before_use(flow, b, term):
+    """(step, what) for a freeze of `term` (or a module holding it) after the optimizer `b` was built from its
+    parameters, in the same block (no loop or branch of its own), before any statement that reads `b`: the
+    optimizer is left with nothing to train. A freeze after training started (a later epoch, after the loop) is
+    a schedule, not this."""
+    steps = flow.steps
+    if not (0 <= b.step < len(steps)):
+        return None
+    built = steps[b.step]
+    name_re = re.compile(rf"(?<![\w.]){re.escape(b.name)}\b")
+    for st in steps[b.step + 1:]:
+        what = freeze_target(st.node)
+        if what is not None and (term == what or term.startswith(what + ".")):
+            if st.loops == built.loops and st.branch == built.branch:
+                return st, what
+            return None
+        if isinstance(st.node, cst.BaseCompoundStatement):
+            continue  # a header: its body's statements come next
+        if name_re.search(code_of(st.node)):
+            return None  # the optimizer is used (stepped, handed over, returned) before any freeze
+    return None
 
 
 def _param_like(flow, recv) -> bool:
