@@ -205,7 +205,8 @@ def _module_assignments(module: cst.Module) -> dict[str, cst.BaseExpression]:
                     t = small.targets[0].target
                     if isinstance(t, cst.Name):
                         seen.setdefault(t.value, []).append(small.value)
-                elif isinstance(small, cst.AnnAssign) and small.value is not None and isinstance(small.target, cst.Name):
+                elif isinstance(small, cst.AnnAssign) and small.value is not None and \
+                        isinstance(small.target, cst.Name):
                     seen.setdefault(small.target.value, []).append(small.value)
     return {k: v[0] for k, v in seen.items() if len(v) == 1}
 
