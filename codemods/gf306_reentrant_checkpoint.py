@@ -25,7 +25,13 @@ class ReentrantCheckpoint(Rule):
         what=(
             "Finds calls of `torch.utils.checkpoint.checkpoint(fn, *args)` and "
             "`torch.utils.checkpoint.checkpoint_sequential(functions, segments, input)` (however imported: "
-            "`checkpoint`, `cp.checkpoint`) that do not pass `use_reentrant`. An explicit `use_reentrant=True` is a "
+            "`checkpoint`, `cp.checkpoint`) that do not pass `use_reentrant`, when none of the checkpointed "
+            "block's inputs requires grad: a batch, a fresh tensor, or an argument every call site in the file "
+            "passes such a value for (the first block of a model called on data). Only then does the reentrant "
+            "default lose the gradients; with an activation as input (a block after a stem, the blocks of a "
+            "layer stack inside a model) it trains as it should, and torch's warning that the flag should be "
+            "explicit is not a hazard gradfix reports. Unknown provenance (a block's forward nobody in the file "
+            "calls) is left alone. An explicit `use_reentrant=True` is a "
             "deliberate choice and is left alone (TorchFix TOR003 likewise only asks for the flag to be explicit), "
             "as is `checkpoint_sequential`'s flag given as its fourth positional argument; so is a call that passes "
             "`**kwargs` (the flag may be inside), a `checkpoint_sequential` call with `*args`, and other libraries' "
@@ -78,13 +84,42 @@ class ReentrantCheckpoint(Rule):
                 positional = [a for a in node.args if a.keyword is None]
                 if any(a.star for a in positional) or len(positional) > _SEQUENTIAL_FLAG_POSITION:
                     continue  # the flag is (or may be) given by position
+            if not _inputs_without_grad(ctx.index, node, 2 if sequential else 1):
+                continue  # an input that requires grad (or may): the reentrant variant builds the graph
             new_call = node.with_changes(args=append_arg(list(node.args), make_kwarg("use_reentrant", cst.Name("False"))))
             what = "each checkpointed segment's" if sequential else "the checkpointed block's"
-            message = (f"`{shorten(code_of(node))}` does not pass `use_reentrant`: torch 2.13 uses the reentrant "
-                       f"variant, which builds no graph when no input requires grad, so {what} "
+            message = (f"`{shorten(code_of(node))}` does not pass `use_reentrant` and no input of it requires "
+                       f"grad: torch 2.13 uses the reentrant variant, which then builds no graph, so {what} "
                        f"parameters get None gradients (only a warning says so); pass `use_reentrant=False`")
             fix = ctx.fix("pass `use_reentrant=False`", [Edit(node, new_call)], Safety.UNSAFE, {"kind": "checkpoint-grads"})
             yield ctx.finding(node, message, fix)
+
+
+_FLAGS = frozenset({"use_reentrant", "preserve_rng_state", "context_fn", "determinism_check", "debug"})
+
+
+def _inputs_without_grad(index, call: cst.Call, skip: int) -> bool:
+    """The hazard shows only when no input of the checkpointed block requires grad: then the
+    reentrant variant returns an output outside the graph and the block's parameters get None
+    gradients (measured, torch 2.13: `checkpoint(nn.Linear(3, 3), torch.randn(2, 3))` gives
+    `requires_grad=False`). With an activation as input it trains as it should. So every input must
+    be shown to be grad-free (a batch, `torch.randn(...)`, an argument every call site in the file
+    passes such a value for), in code that runs with grad on; unknown provenance means silence."""
+    scope = index.enclosing(call, (cst.FunctionDef,))
+    if scope is not None and not index.grad_enabled(scope):
+        return False
+    flow = index.flow(scope if scope is not None else index.module)
+    small = call
+    while small is not None and not isinstance(small, cst.BaseSmallStatement):
+        small = index.parents.get(small)
+    st = flow.step_of.get(id(small)) if small is not None else None
+    if st is None or st.no_grad:
+        return False
+    positional = [a for a in call.args if a.keyword is None]
+    inputs = positional[skip:] + [a for a in call.args if a.keyword is not None and a.keyword.value not in _FLAGS]
+    if not inputs or any(a.star for a in inputs):
+        return False
+    return all(flow.requires_grad(a.value) is False for a in inputs)
 
 
 # --------------------------------------------------------------------------- scoped name resolution

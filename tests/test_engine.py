@@ -103,8 +103,10 @@ def test_stop_keeps_accepted_changes():
 
 
 def test_change_lines_refer_to_the_original_file():
+    # `self.fc(x)` requires grad (a module with weights), so sigmoid and tanh save their outputs
     src = "import torch\nimport torch.nn as nn\n\n\nclass M(nn.Module):\n    def forward(self, x):\n" \
-          "        h = torch.sigmoid(x)\n        h *= 2\n        g = torch.tanh(h)\n        g /= 3\n        return g\n"
+          "        h = torch.sigmoid(self.fc(x))\n        h *= 2\n        g = torch.tanh(h)\n        g /= 3\n" \
+          "        return g\n\n    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(2, 2)\n"
     result = Engine(ALL_RULES).fix_source(src, "t.py", accept_all)
     assert sorted(c.line for c in result.changes if c.applied) == [8, 10]
     assert "h = h * 2" in result.fixed and "g = g / 3" in result.fixed

@@ -246,5 +246,13 @@ def test_gf306_other_checkpoints_are_left_alone(code):
     "def f(block, x):\n    return checkpoint(block, x)",
 ])
 def test_gf306_torch_checkpoint_fires(code):
-    src = "import torch\n" + code + "\n"
+    # the file's only call of `f` passes data, which does not require grad: the hazard shows
+    src = "import torch\n" + code + "\nf(torch.nn.Linear(2, 2), torch.randn(3, 2))\n"
     assert len(found("GF306", src)) == 1
+
+
+def test_gf306_leaves_inputs_that_require_grad_or_are_unknown():
+    base = "import torch\nfrom torch.utils.checkpoint import checkpoint\ndef f(block, x):\n    return checkpoint(block, x)\n"
+    assert found("GF306", base) == []  # nobody calls f: unknown
+    stem = base + "stem = torch.nn.Linear(2, 2)\nf(torch.nn.Linear(2, 2), stem(torch.randn(3, 2)))\n"
+    assert found("GF306", stem) == []  # an activation: the reentrant variant builds the graph

@@ -2,6 +2,7 @@
 # Without the flag each segment but the last runs through the reentrant
 # checkpoint, which builds no graph for an input that does not require grad:
 # the first segment's layers get None gradients and never train.
+import torch
 import torch.nn as nn
 from torch.utils import checkpoint as cp
 
@@ -17,3 +18,7 @@ class Net(nn.Module):
 
     def forward(self, x):
         return cp.checkpoint_sequential(self.layers, 2, x)
+
+
+model = Net()
+model(torch.randn(4, 8)).sum().backward()

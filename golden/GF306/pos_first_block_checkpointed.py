@@ -1,6 +1,7 @@
 # GF306 positive: the first block is checkpointed and its input is data, which
 # does not require grad. The reentrant variant (the default without the flag)
 # then builds no graph through the block: its parameters get None gradients.
+import torch
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
 
@@ -14,3 +15,7 @@ class Net(nn.Module):
     def forward(self, x):
         h = checkpoint(self.block1, x)
         return self.head(h)
+
+
+model = Net()
+model(torch.randn(4, 16)).sum().backward()

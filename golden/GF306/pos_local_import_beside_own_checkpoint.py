@@ -20,3 +20,7 @@ class Net(nn.Module):
         from torch.utils.checkpoint import checkpoint
 
         return self.head(checkpoint(self.stem, x))
+
+
+model = Net()
+model(torch.randn(4, 12)).sum().backward()

@@ -18,3 +18,7 @@ class Encoder(nn.Module):
             use_reentrant=False,
         )
         return self.out(h)
+
+
+model = Encoder()
+model(torch.randn(4, 12)).sum().backward()

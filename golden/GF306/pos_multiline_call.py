@@ -17,3 +17,7 @@ class Encoder(nn.Module):
             preserve_rng_state=False,
         )
         return self.out(h)
+
+
+model = Encoder()
+model(torch.randn(4, 12)).sum().backward()

@@ -1,7 +1,7 @@
-# GF306 positive where nothing is lost yet: the checkpointed block follows a
-# stem with parameters, so its input requires grad and the reentrant variant
-# works. The flag still makes the choice explicit (torch warns without it);
-# the verifier finds the gradients unchanged (equivalent).
+# GF306 negative: the checkpointed block follows a stem with parameters, so its
+# input requires grad and the reentrant variant builds the graph: gradients
+# are the same with or without the flag (torch only warns that it should be
+# explicit). No hazard to show, so no finding.
 import torch
 import torch.nn as nn
 from torch.utils.checkpoint import checkpoint
