@@ -10,6 +10,9 @@ from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
 _ATOMS = (cst.Name, cst.Attribute, cst.Call, cst.Subscript)
+# A summed loss divided by less than this may be a mean over the batch's elements (tokens, pixels, samples);
+# no batch holds 1e8 per-element losses, so a larger divisor is a scale even on a sum.
+MAX_COUNT = 1e8
 
 
 class ConstantLossScale(Rule):
@@ -26,7 +29,9 @@ class ConstantLossScale(Rule):
             "file shows to be summed rather than averaged (`F.cross_entropy(..., reduction=\"sum\") / 4096`, a "
             "criterion built with `reduction=\"sum\"` or `size_average=False`, `(per_token * mask).sum() / 2048`, "
             "a name bound to one of those): dividing a sum by the batch or token count makes it a mean, and "
-            "removing the divisor would multiply every gradient by that count (training diverges to NaN)."
+            "removing the divisor would multiply every gradient by that count (training diverges to NaN). A divisor "
+            "of 1e8 or more is still reported on a sum (`model(x).sum() / 1e9`): no batch holds that many "
+            "per-element losses."
         ),
         why=(
             "Every gradient shrinks by the same factor. Measured (torch 2.13, CPU, the first seed's net, loss / 1e9): "
@@ -81,7 +86,7 @@ class ConstantLossScale(Rule):
         scaled = self._scaled(loss, threshold)
         if scaled is not None:
             kept, factor = scaled
-            if sum_reduced(kept, flow):
+            if factor < MAX_COUNT and sum_reduced(kept, flow):
                 return None  # `ce_sum / 4096`: a summed loss divided by its token count is a mean
             if loss.lpar and not isinstance(kept, _ATOMS) and not kept.lpar:
                 replacement = kept.with_changes(lpar=loss.lpar, rpar=loss.rpar)
@@ -105,7 +110,7 @@ class ConstantLossScale(Rule):
                 v = literal_number(node.value)
                 if v is not None and 0 < v <= 1.0 / threshold:
                     stmt_scaled = 1.0 / v
-            if stmt_scaled is None or sum_reduced(loss, flow):
+            if stmt_scaled is None or (stmt_scaled < MAX_COUNT and sum_reduced(loss, flow)):
                 return None  # `loss = ce_sum; loss /= 4096`
             st = flow.steps[i]
             return ctx.finding(node, self._message(stmt_scaled),
@@ -118,7 +123,7 @@ class ConstantLossScale(Rule):
         if scaled is None:
             return None
         kept, factor = scaled
-        if sum_reduced(kept, flow):
+        if factor < MAX_COUNT and sum_reduced(kept, flow):
             return None
         st = flow.steps[b.step]
         if isinstance(kept, cst.Name) and kept.value == loss.value and isinstance(st.node, cst.Assign):
