@@ -13,11 +13,16 @@ the flow knows it. A function with no resolved call site keeps what its own body
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradfix.analysis.names import qualname
 
 _FUNCTION_BASES = ("torch.autograd.Function", "torch.autograd.function.Function")
+_INFERENCE_NAME = re.compile(
+    r"^_?(generate|inference|infer|predict|sample|evaluate|eval|validate|validation|test|beam_search|"
+    r"greedy_decode|translate|postprocess|post_process|detect|visuali[sz]e)(_\w+)?$")
 
 
 class CallGraph:
@@ -151,7 +156,10 @@ class CallGraph:
                 return False
         sites = self.sites(fn)
         if not sites:
-            return True
+            # no caller in the file: an inference entry point by its name (`generate`, `predict`,
+            # `evaluate`, `sample`, ...) is called from a no_grad context elsewhere; anything else
+            # may well train
+            return not _INFERENCE_NAME.match(fn.name.value)
         return any(not st.no_grad and self.grad_enabled(flow.function) for flow, st, _call, _b in sites)
 
 

@@ -207,8 +207,10 @@ class Flow:
         for other in self.bindings:
             if not other.shares_storage(b):
                 continue
-            if other.step == step and other.alias_how == "same":
-                continue  # `h = h.mul_(2)`: the result of this very op, the same tensor, not another holder
+            if other.step == step:
+                # `h = h.mul_(2)`, `s = s.float().masked_fill_(m, v).type_as(s)`: the name holds the
+                # result of this very statement, not another holder of the old values
+                continue
             if other is not b and other.step <= step and any(r > step for r in other.reads):
                 found.append(f"`{other.name}`")
             for i, where in other.escapes:
@@ -692,6 +694,8 @@ class Flow:
                     return Kind.TENSOR, None, False, None, ""
                 return Kind.UNKNOWN, None, False, None, ""
             rk, rctor = self.classify(recv)[:2]
+            if meth in ("eval", "train") and rk is not Kind.MODULE:
+                return Kind.MODULE, None, False, None, ""  # only modules have eval() / train()
             if rk in TENSORISH:
                 if meth in torchapi.NON_TENSOR_METHODS:
                     return Kind.OTHER, None, False, None, ""
@@ -732,7 +736,12 @@ class Flow:
             return Kind.SCALER, q, False, None, ""
         if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             return Kind.PARAMETER, None, False, None, ""
-        if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.")) \
+        last = q.rsplit(".", 1)[-1]
+        if last[:1].isupper() and not last.endswith("Tensor") and q.startswith("torch.") and last != "Variable":
+            return Kind.OTHER, q, False, None, ""  # a class (an observer, a distribution, a Generator)
+        if q.startswith("torch.") and not q.startswith(("torch.cuda.", "torch.backends.", "torch.distributed.", "torch.utils.",
+                                                        "torch.hub.", "torch.jit.", "torch.onnx.", "torch.quantization.",
+                                                        "torch.ao.")) \
                 and q not in ("torch.device", "torch.Size", "torch.finfo", "torch.iinfo", "torch.manual_seed",
                               "torch.is_tensor", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                               "torch.set_grad_enabled", "torch.autocast", "torch.load", "torch.save", "torch.numel",
