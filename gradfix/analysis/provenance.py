@@ -131,72 +131,81 @@ def _true_kwarg(call: cst.Call, name: str) -> bool | None:
 
 def expr_grad(flow, expr, name_binding) -> Grad:
     """The provenance of `expr` in `flow`; `name_binding(Name)` gives the binding a name reads."""
-    index = flow.index
-    stack_depth = 0
+    return _GradOf(flow, name_binding).g(expr)
 
-    def g(node) -> Grad:
-        nonlocal stack_depth
-        stack_depth += 1
+
+class _GradOf:
+    """One evaluation. A class, not nested closures: closures that call each other form a
+    reference cycle through their cells, which kept every version of an edited document (its
+    index and flows) alive until the cyclic collector ran."""
+
+    __slots__ = ("flow", "index", "name_binding", "depth")
+
+    def __init__(self, flow, name_binding):
+        self.flow, self.index, self.name_binding, self.depth = flow, flow.index, name_binding, 0
+
+    def g(self, node) -> Grad:
+        self.depth += 1
         try:
-            if stack_depth > 60:
+            if self.depth > 60:
                 return UNKNOWN
-            return visit(node)
+            return self.visit(node)
         finally:
-            stack_depth -= 1
+            self.depth -= 1
 
-    def visit(node) -> Grad:
+    def visit(self, node) -> Grad:
         t = type(node)
         if t is cst.Name:
             if node.value in ("True", "False", "None"):
                 return NO
-            b = name_binding(node)
+            b = self.name_binding(node)
             return b.grad if b is not None else UNKNOWN
         if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                  cst.FormattedString, cst.Comparison, cst.Lambda):
             return NO
         if t is cst.UnaryOperation:
-            return NO if isinstance(node.operator, cst.Not) else g(node.expression)
+            return NO if isinstance(node.operator, cst.Not) else self.g(node.expression)
         if t is cst.BinaryOperation:
-            return g(node.left) | g(node.right)
+            return self.g(node.left) | self.g(node.right)
         if t is cst.BooleanOperation:
-            return g(node.left) | g(node.right)
+            return self.g(node.left) | self.g(node.right)
         if t is cst.IfExp:
-            return g(node.body) | g(node.orelse)
+            return self.g(node.body) | self.g(node.orelse)
         if t in (cst.List, cst.Tuple, cst.Set):
-            return any_of(g(e.value) for e in node.elements)
+            return any_of(self.g(e.value) for e in node.elements)
         if t is cst.Dict:
-            return any_of(g(e.value) for e in node.elements if isinstance(e, cst.DictElement))
+            return any_of(self.g(e.value) for e in node.elements if isinstance(e, cst.DictElement))
         if t in (cst.ListComp, cst.GeneratorExp, cst.SetComp):
-            return g(node.elt) if not _iterates_parameters(node) else YES
+            return self.g(node.elt) if not _iterates_parameters(node) else YES
         if t is cst.Subscript:
-            return g(node.value)
+            return self.g(node.value)
         if t is cst.Attribute:
             attr = node.attr.value
             if attr in _CUT_ATTRIBUTES:
                 return NO
-            b = flow.env_binding_of_attribute(node, name_binding)
+            b = self.flow.env_binding_of_attribute(node)
             if b is not None:
                 return b.grad
             if attr in _PASSTHROUGH_ATTRIBUTES:
-                return g(node.value)
-            if isinstance(node.value, cst.Name) and node.value.value == "self" and flow.in_module_class:
-                return YES if attr in index.class_parameters(flow.class_name) else UNKNOWN
+                return self.g(node.value)
+            if isinstance(node.value, cst.Name) and node.value.value == "self" and self.flow.in_module_class:
+                return YES if attr in self.index.class_parameters(self.flow.class_name) else UNKNOWN
             return UNKNOWN
         if t is cst.Call:
-            return call(node)
+            return self.call(node)
         if t is cst.StarredElement:
-            return g(node.value)
+            return self.g(node.value)
         if t is cst.NamedExpr:
-            return g(node.value)
+            return self.g(node.value)
         return UNKNOWN
 
-    def args_grad(c: cst.Call) -> Grad:
-        return any_of(g(a.value) for a in c.args
+    def args_grad(self, c: cst.Call) -> Grad:
+        return any_of(self.g(a.value) for a in c.args
                       if a.keyword is None or a.keyword.value not in ("dim", "keepdim", "dtype", "device"))
 
-    def call(c: cst.Call) -> Grad:
+    def call(self, c: cst.Call) -> Grad:
         func = c.func
-        q = qualname(func, index.imports)
+        q = qualname(func, self.index.imports)
         if type(func) is cst.Attribute and (q is None or not q.startswith(("torch.", "numpy."))):
             meth = func.attr.value
             if meth in NON_DIFFERENTIABLE_METHODS:
@@ -206,36 +215,36 @@ def expr_grad(flow, expr, name_binding) -> Grad:
                 return NO if isinstance(flag, cst.Name) and flag.value == "False" else YES
             recv = func.value
             if type(recv) is cst.Call and type(recv.func) is cst.Name and recv.func.value == "super":
-                return YES if meth == "forward" and flow.in_module_class else UNKNOWN
-            kind, ctor = flow.classify(recv)[:2]
+                return YES if meth == "forward" and self.flow.in_module_class else UNKNOWN
+            kind, ctor = self.flow.classify(recv)[:2]
             if kind.value == "module":
                 if meth in ("forward", "__call__"):
-                    return module_output_grad(ctor, args_grad(c))
+                    return module_output_grad(ctor, self.args_grad(c))
                 return UNKNOWN if meth not in ("parameters", "named_parameters") else YES
             if kind.value in ("tensor", "parameter"):
                 if meth in ("to", "type", "float", "double", "half", "bfloat16") and c.args:
                     first = c.args[0].value
-                    dq = qualname(first, index.imports) or ""
+                    dq = qualname(first, self.index.imports) or ""
                     if dq.startswith("torch.") and dq.split(".")[-1] in ("long", "int", "int64", "int32", "bool",
                                                                          "uint8", "int8", "int16"):
                         return NO
-                return g(func.value) | args_grad(c)
-            if isinstance(func.value, cst.Name) and func.value.value == "self" and flow.in_module_class:
-                ctor = index.submodules.get(flow.class_name, {}).get(meth)
-                if ctor is not None and index.is_module_ctor(ctor) or meth in index.class_parameters(flow.class_name):
-                    return module_output_grad(ctor, args_grad(c))
+                return self.g(func.value) | self.args_grad(c)
+            if isinstance(func.value, cst.Name) and func.value.value == "self" and self.flow.in_module_class:
+                ctor = self.index.submodules.get(self.flow.class_name, {}).get(meth)
+                if ctor is not None and self.index.is_module_ctor(ctor) or meth in self.index.class_parameters(self.flow.class_name):
+                    return module_output_grad(ctor, self.args_grad(c))
                 return UNKNOWN
             if meth in torchapi.OUTPUT_SAVING_METHODS or meth in torchapi.INPUT_SAVING_METHODS or \
                     meth in torchapi.VIEW_METHODS or meth in torchapi.INPLACE_METHODS or meth == "clone":
-                return g(func.value) | args_grad(c)
+                return self.g(func.value) | self.args_grad(c)
             return UNKNOWN
         if q is None:
             if type(func) is cst.Name:
-                b = name_binding(func)
+                b = self.name_binding(func)
                 if b is not None and b.kind.value == "module":
-                    return module_output_grad(b.ctor, args_grad(c))
+                    return module_output_grad(b.ctor, self.args_grad(c))
             return UNKNOWN
-        if q in index.module_classes or torchapi.is_nn_module_ctor(q) or \
+        if q in self.index.module_classes or torchapi.is_nn_module_ctor(q) or \
                 q.startswith(torchapi.OPTIMIZER_PREFIXES + torchapi.SCHEDULER_PREFIXES):
             return NO  # building a module or an optimizer, not computing a tensor
         if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
@@ -252,16 +261,16 @@ def expr_grad(flow, expr, name_binding) -> Grad:
         if q in NON_DIFFERENTIABLE_FUNCS:
             return NO
         if type(func) is cst.Name:
-            b = name_binding(func)
+            b = self.name_binding(func)
             if b is not None and b.kind.value == "module":
-                return module_output_grad(b.ctor, args_grad(c))
+                return module_output_grad(b.ctor, self.args_grad(c))
         if q.startswith("torch.") or q.startswith("numpy."):
             if q.startswith("numpy."):
                 return NO
-            return args_grad(c)
+            return self.args_grad(c)
         return UNKNOWN
 
-    return g(expr)
+
 
 
 def _has_kwarg(call: cst.Call, name: str) -> bool:
