@@ -250,8 +250,8 @@ def _param_like(flow, recv) -> bool:
         for b in flow.bindings:
             if b.name != recv.value:
                 continue
-            if b.kind in TENSORISH:
-                return True
+            if b.kind is Kind.PARAMETER or (b.kind in TENSORISH and flow.holds(b.grad) is True):
+                return True  # a plain tensor (`pe = torch.zeros(...)`, a buffer) never trains: the typo is harmless
             if b.value is not None and re.search(r"param", code_of(b.value)):
                 return True
     return False
