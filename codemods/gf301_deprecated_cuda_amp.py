@@ -300,31 +300,7 @@ def ambiguous_import(index, func: cst.BaseExpression) -> bool:
     root = root_name(func)
     if root is None:
         return False
-    table = index.memo("gf301.import_bindings", lambda: _import_bindings(index.module))
-    return len(table.get(root.value, ())) > 1
-
-
-def _import_bindings(module: cst.Module) -> dict[str, set[str]]:
-    """Local name -> every qualified name an import anywhere in the file binds it to."""
-    out: dict[str, set[str]] = {}
-    for node in walk(module):
-        if isinstance(node, cst.Import):
-            for alias in node.names:
-                full = dotted(alias.name) or ""
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    out.setdefault(alias.asname.name.value, set()).add(full)
-                else:
-                    out.setdefault(full.split(".")[0], set()).add(full.split(".")[0])
-        elif isinstance(node, cst.ImportFrom) and not node.relative and node.module is not None \
-                and not isinstance(node.names, cst.ImportStar):
-            base = dotted(node.module) or ""
-            for alias in node.names:
-                name = dotted(alias.name) or ""
-                local = name
-                if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                    local = alias.asname.name.value
-                out.setdefault(local, set()).add(f"{base}.{name}")
-    return out
+    return len(index.imports.bindings.get(root.value, ())) > 1
 
 
 RULE = DeprecatedCudaAmp

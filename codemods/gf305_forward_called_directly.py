@@ -183,10 +183,7 @@ class ForwardCalledDirectly(Rule):
         return setup, "binding"
 
     def _bindings(self, ctx, name: str, flow):
-        bindings = [b for b in flow.bindings if b.name == name]
-        if not bindings and flow.scope is not ctx.module:
-            bindings = [b for b in ctx.index.flow(ctx.module).bindings if b.name == name]
-        return bindings
+        return flow.visible_bindings(name)
 
     def _instance_of(self, ctx, name: str, flow) -> str | None:
         """The class of this file that every binding of `name` constructs, if there is one."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import dotted, qualname, shorten
+from gradfix.analysis.names import dotted, qualname, shorten, target_names
 from gradfix.analysis.tree import children
 from gradfix.analysis.params import all_calls, append_arg, code_of, last_name, make_kwarg
 from gradfix.model import Edit, Safety
@@ -221,32 +221,22 @@ def _collect(index, scope: cst.CSTNode, name: str) -> list:
             targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
             value = node.value if kind in (cst.Assign, cst.AnnAssign) else None
             for t in targets:
-                for n in _target_names(t):
+                for n in target_names(t):
                     if n == name:
                         q = qualname(value, index.imports) if value is not None and len(targets) == 1 \
                             and type(t) is cst.Name else None
                         found.append(q if q is not None and "." in q else None)
         elif kind in (cst.For, cst.CompFor):
-            if name in _target_names(node.target):
+            if name in target_names(node.target):
                 found.append(None)
         elif kind is cst.WithItem and node.asname is not None:
-            if name in _target_names(node.asname.name):
+            if name in target_names(node.asname.name):
                 found.append(None)
         elif kind is cst.ExceptHandler and node.name is not None:
-            if name in _target_names(node.name.name):
+            if name in target_names(node.name.name):
                 found.append(None)
         stack.extend(reversed(children(node)))
     return found
-
-
-def _target_names(t) -> list[str]:
-    if type(t) is cst.Name:
-        return [t.value]
-    if type(t) in (cst.Tuple, cst.List):
-        return [n for el in t.elements for n in _target_names(el.value)]
-    if type(t) is cst.StarredElement:
-        return _target_names(t.value)
-    return []
 
 
 RULE = ReentrantCheckpoint

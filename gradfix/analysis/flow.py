@@ -20,7 +20,7 @@ import libcst as cst
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, if_branches
 
 
 class Kind(enum.Enum):
@@ -135,6 +135,22 @@ class Flow:
     @property
     def in_module_class(self) -> bool:
         return self.class_name is not None and self.class_name in self.index.module_classes
+
+    def visible_bindings(self, name: str) -> list[Binding]:
+        """Bindings of `name` (`x`, `self.x`) that code in this scope reads: this scope's, else (in a
+        function) the module's, or for `self.x` those of the class's methods."""
+        found = [b for b in self.bindings if b.name == name]
+        if found or not isinstance(self.scope, cst.FunctionDef):
+            return found
+        index = self.index
+        if name.startswith("self."):
+            cls = index.enclosing_class(self.scope)
+            if cls is not None:
+                for stmt in cls.body.body:
+                    if isinstance(stmt, cst.FunctionDef):
+                        found += [b for b in index.flow(stmt).bindings if b.name == name]
+            return found
+        return [b for b in index.flow(index.module).bindings if b.name == name]
 
     def holds(self, grad: Grad) -> bool | None:
         """Resolve a provenance: True when the value is shown to require grad (directly, or
@@ -267,22 +283,14 @@ class Flow:
             for small in stmt.body:
                 self._small(small, stmt, no_grad, loops)
         elif isinstance(stmt, cst.If):
-            chain, k, outer = id(stmt), 0, self._branch
-            while True:  # an if/elif/else chain: its branches exclude each other
-                self._branch = outer
-                st = self._new_step(stmt, stmt, no_grad, loops)
-                self._expr(stmt.test, st)
+            chain, outer = id(stmt), self._branch
+            for k, owner in if_branches(stmt):  # the branches of the chain exclude each other
+                if isinstance(owner, cst.If):
+                    self._branch = outer  # the test runs whichever branch is taken
+                    st = self._new_step(owner, owner, no_grad, loops)
+                    self._expr(owner.test, st)
                 self._branch = outer + ((chain, k),)
-                self._block(stmt.body.body, no_grad, loops)
-                orelse = stmt.orelse
-                k += 1
-                if isinstance(orelse, cst.If):
-                    stmt = orelse
-                    continue
-                if isinstance(orelse, cst.Else):
-                    self._branch = outer + ((chain, k),)
-                    self._block(orelse.body.body, no_grad, loops)
-                break
+                self._block(owner.body.body, no_grad, loops)
             self._branch = outer
         elif isinstance(stmt, cst.For):
             st = self._new_step(stmt, stmt, no_grad, loops)

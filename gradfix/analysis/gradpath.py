@@ -18,7 +18,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import dotted, qualname, target_names
 from gradfix.analysis.trainstep import loss_expressions, optimizer_name
 from gradfix.analysis.tree import calls_in, children, walk
 
@@ -56,10 +56,10 @@ class GradPaths:
                 targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
                 carries = not st.no_grad and self.carries(node.value)
                 for t in targets:
-                    for name in _target_names(t):
+                    for name in target_names(t):
                         (self.preds.add if carries else self.preds.discard)(name)
             elif isinstance(node, cst.AugAssign):
-                for name in _target_names(node.target):
+                for name in target_names(node.target):
                     if not st.no_grad and self.carries(node.value):
                         self.preds.add(name)
 
@@ -395,20 +395,6 @@ class Probabilities:
                             node.targets[0].target.attr.value == func.attr.value and isinstance(node.value, cst.Call):
                         return self._sequential_last(node.value)
         return None
-
-
-def _target_names(target) -> list[str]:
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out = []
-        for el in target.elements:
-            v = el.value
-            if isinstance(v, cst.StarredElement):
-                v = v.value
-            out += _target_names(v)
-        return out
-    return []
 
 
 __all__ = ["GradPaths", "Probabilities", "is_break", "straight_through", "cross_entropy_input"]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from gradfix.analysis.tree import contains, walk
+from gradfix.analysis.tree import contains, if_branches, walk
 
 from gradfix.analysis.flow import Binding, Flow, Kind
 from gradfix.analysis.loops import (
@@ -135,18 +135,8 @@ class Iteration:
                 for small in stmt.body:
                     out.extend(self._small(small, stmt, path, nested))
             elif isinstance(stmt, cst.If):
-                branch = 0
-                node = stmt
-                while True:
-                    self._block(_body(node), path + ((stmt, branch),), nested, out, skip)
-                    orelse = node.orelse
-                    branch += 1
-                    if isinstance(orelse, cst.If):
-                        node = orelse
-                        continue
-                    if isinstance(orelse, cst.Else):
-                        self._block(_body(orelse), path + ((stmt, branch),), nested, out, skip)
-                    break
+                for branch, owner in if_branches(stmt):
+                    self._block(_body(owner), path + ((stmt, branch),), nested, out, skip)
             elif isinstance(stmt, cst.With):
                 self._block(_body(stmt), path, nested, out, skip)
             elif isinstance(stmt, (cst.For, cst.While)):
@@ -396,21 +386,7 @@ class Iteration:
     def bindings(self, recv) -> list[Binding]:
         """Bindings of a receiver: in this scope, else at module level, else `self.x` in the class's methods."""
         name = dotted(recv) if not isinstance(recv, str) else recv
-        if name is None:
-            return []
-        found = [b for b in self.flow.bindings if b.name == name]
-        if found:
-            return found
-        if isinstance(self.scope, cst.FunctionDef):
-            if name.startswith("self."):
-                cls = self.index.enclosing_class(self.scope)
-                if cls is not None:
-                    for stmt in cls.body.body:
-                        if isinstance(stmt, cst.FunctionDef):
-                            found += [b for b in self.index.flow(stmt).bindings if b.name == name]
-                return found
-            return [b for b in self.index.flow(self.index.module).bindings if b.name == name]
-        return []
+        return self.flow.visible_bindings(name) if name is not None else []
 
     def kind_of(self, recv) -> Kind | None:
         kinds = {b.kind for b in self.bindings(recv)}

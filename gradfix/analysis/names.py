@@ -25,6 +25,17 @@ def shorten(code: str, limit: int = 70) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def target_names(target) -> list[str]:
+    """The plain names an assignment target binds: `x`, and each name of `out, (aux, _), *rest`."""
+    if isinstance(target, cst.Name):
+        return [target.value]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in target_names(el.value)]
+    if isinstance(target, cst.StarredElement):
+        return target_names(target.value)
+    return []
+
+
 def chain_root(expr: cst.BaseExpression) -> str | None:
     """`model` for `model.fc.weight`, `x[0].data`, `net(x).detach()`: the name a chain starts from."""
     while isinstance(expr, (cst.Attribute, cst.Subscript, cst.Call)):
@@ -37,15 +48,20 @@ class ImportMap:
 
     def __init__(self, module: cst.Module):
         self.aliases: dict[str, str] = {}
+        # every qualified name some import binds a local name to (the last one wins in `aliases`):
+        # a name imported from two places is ambiguous without the import that reaches the use
+        self.bindings: dict[str, set[str]] = {}
         for node in _walk_imports(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
                     full = dotted(alias.name) or ""
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         self.aliases[alias.asname.name.value] = full
+                        self.bindings.setdefault(alias.asname.name.value, set()).add(full)
                     else:
                         root = full.split(".")[0]
                         self.aliases.setdefault(root, root)
+                        self.bindings.setdefault(root, set()).add(root)
             elif isinstance(node, cst.ImportFrom):
                 if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
                     continue
@@ -56,6 +72,7 @@ class ImportMap:
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         local = alias.asname.name.value
                     self.aliases[local] = f"{base}.{name}"
+                    self.bindings.setdefault(local, set()).add(f"{base}.{name}")
 
     def resolve(self, name: str) -> str:
         root, _, rest = name.partition(".")

@@ -9,6 +9,7 @@ import ast
 import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.names import target_names
 from gradfix.analysis.tree import children
 from gradfix.analysis.loops import TrainingLoop, is_model_call, _walk_calls
 
@@ -142,21 +143,6 @@ def names_in(expr: cst.CSTNode) -> set[str]:
     return found
 
 
-def target_names(target) -> list[str]:
-    """The plain names an assignment target binds: `x`, and each name of `out, (aux, _), *rest`."""
-    if isinstance(target, cst.Name):
-        return [target.value]
-    if isinstance(target, (cst.Tuple, cst.List)):
-        out = []
-        for el in target.elements:
-            v = el.value
-            out += target_names(v.value if isinstance(v, cst.StarredElement) else v)
-        return out
-    if isinstance(target, cst.StarredElement):
-        return target_names(target.value)
-    return []
-
-
 def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
     """(statement, value) pairs whose value flows into the backpropagated loss, latest first.
     With `unpacked`, tuple targets count too (`out, aux = model(x)` when the loss reads `out`)."""
@@ -185,22 +171,9 @@ def kinds_of(flow: Flow, name: str) -> set[Kind]:
 
 
 def _named_bindings(flow: Flow, name: str) -> list:
-    """Non-parameter bindings of `name` in this scope, else at module level, else `self.x` in the class's methods."""
-    found = [b for b in flow.bindings if b.name == name and not b.is_param]
-    if found or any(b.name == name for b in flow.bindings):
-        return found
-    index = flow.index
-    if isinstance(flow.scope, cst.FunctionDef) and name.startswith("self."):
-        cls = index.enclosing_class(flow.scope)
-        out = []
-        if cls is not None:
-            for stmt in cls.body.body:
-                if isinstance(stmt, cst.FunctionDef):
-                    out += [b for b in index.flow(stmt).bindings if b.name == name and not b.is_param]
-        return out
-    if flow.scope is not index.module:
-        return [b for b in index.flow(index.module).bindings if b.name == name and not b.is_param]
-    return []
+    """The non-parameter bindings among those of `name` that the scope reads (a parameter shadows
+    the module's name and has no value to follow)."""
+    return [b for b in flow.visible_bindings(name) if not b.is_param]
 
 
 def _dotted(expr) -> str | None:

@@ -171,6 +171,22 @@ def contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
     return any(n is node for n in walk(tree))
 
 
+def if_branches(stmt: cst.If) -> Iterator[tuple[int, cst.CSTNode]]:
+    """(k, owner) for each branch of an if/elif/else chain, in order: the `If` of the k-th test
+    (the statement itself, then each `elif`) or the final `Else`. The branches exclude each other."""
+    k, node = 0, stmt
+    while True:
+        yield k, node
+        orelse = node.orelse
+        k += 1
+        if isinstance(orelse, cst.If):
+            node = orelse
+            continue
+        if isinstance(orelse, cst.Else):
+            yield k, orelse
+        return
+
+
 def calls_in(node: cst.CSTNode) -> Iterator[cst.Call]:
     """Calls inside `node`, not descending into lambdas."""
     stack = [node]
