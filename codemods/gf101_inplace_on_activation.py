@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import TENSORISH_KINDS
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.torchapi import INPLACE_METHODS
 from gradfix.model import Edit, Safety

@@ -7,6 +7,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis.loops import _walk_calls, calls_backward, is_model_call, training_loops
+from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import FACTORIES
@@ -78,25 +79,12 @@ def _untrained_parameter(index, tl, small, target, fn: cst.FunctionDef | None = 
         return False
     owner = _parameters_owner(loop, target.value)
     if owner is not None and fn is not None and call_site is not None:
-        arg = _argument_for(fn, call_site, owner)
+        arg = argument_for(fn, call_site, owner)
         owner = dotted(arg) if arg is not None else owner
     if owner is None:
         return False
     paths = GradPaths(tl)
     return paths.trained_from.startswith("the modules") and owner not in paths.trained
-
-
-def _argument_for(fn: cst.FunctionDef, call_site: cst.Call, name: str) -> cst.BaseExpression | None:
-    """The call-site argument given for `fn`'s parameter `name` (by position or keyword), or None."""
-    names = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
-    positional = [a for a in call_site.args if a.keyword is None and not a.star]
-    arg = None
-    if name in names and names.index(name) < len(positional):
-        arg = positional[names.index(name)].value
-    for a in call_site.args:
-        if a.keyword is not None and a.keyword.value == name:
-            arg = a.value
-    return arg
 
 
 def _parameters_owner(loop: cst.For, name: str) -> str | None:
@@ -433,7 +421,7 @@ def _map_param(fn: cst.FunctionDef, call_site: cst.Call, new_call: cst.Call, roo
         # a global (e.g. `net.fc.weight.data` used directly): valid at the call site as it is,
         # unless the function rebinds it locally
         return new_call
-    arg = _argument_for(fn, call_site, root.value)
+    arg = argument_for(fn, call_site, root.value)
     if arg is None:
         return None
     if not isinstance(arg, (cst.Name, cst.Attribute, cst.Subscript)):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.iteration import iterations, scheduler_info
+from gradfix.analysis.iteration import iterations
+from gradfix.analysis.schedules import scheduler_info
 from gradfix.analysis.loopedits import Op, compose, epoch_end_anchor, moved, single, train_loop_contract
 from gradfix.model import Safety
 from gradfix.rule import Rule, RuleDocs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.iteration import _body, iterations, scheduler_info
+from gradfix.analysis.iteration import _body, iterations
+from gradfix.analysis.schedules import scheduler_info
 from gradfix.analysis.loopedits import (
     Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
 )

@@ -6,7 +6,8 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.iteration import code_of, iterations
+from gradfix.analysis.expressions import code_of
+from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, same_block, single, train_loop_contract
 from gradfix.model import Safety
 from gradfix.rule import Rule, RuleDocs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from gradfix.analysis.iteration import code_of, iterations
+from gradfix.analysis.expressions import code_of
+from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, parse_line, same_block, single, train_loop_contract
 from gradfix.model import Safety
 from gradfix.rule import Rule, RuleDocs

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.iteration import _walk, code_of, iterations
+from gradfix.analysis.expressions import _walk, code_of
+from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
 from gradfix.analysis.trainstep import literal_number, names_in

@@ -5,9 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Kind
-from gradfix.analysis.iteration import OUT_OF_PLACE, _grad_chain, code_of, iterations
+from gradfix.analysis.expressions import OUT_OF_PLACE, _grad_chain, code_of, literal_value
+from gradfix.analysis.iteration import iterations, locator
 from gradfix.analysis.loopedits import optimizer_and_scheduler, train_loop_contract
-from gradfix.analysis.iteration import literal_value, locator, module_constants, skeleton
+from gradfix.analysis.loopspec import module_constants, skeleton
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 

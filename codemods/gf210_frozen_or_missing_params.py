@@ -7,7 +7,9 @@ import re
 import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Kind
-from gradfix.analysis.iteration import _walk, code_of, iterations, locator, skeleton
+from gradfix.analysis.expressions import _walk, code_of
+from gradfix.analysis.iteration import iterations, locator
+from gradfix.analysis.loopspec import skeleton
 from gradfix.analysis.loopedits import optimizer_and_scheduler
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import freeze_target

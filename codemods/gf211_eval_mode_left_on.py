@@ -8,7 +8,8 @@ import libcst as cst
 
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
-from gradfix.analysis.iteration import _body, code_of, iterations
+from gradfix.analysis.expressions import code_of
+from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import last_name
 from gradfix.analysis.tree import calls_in, walk

@@ -13,7 +13,8 @@ import libcst as cst
 import pytest
 
 from gradfix.analysis import FileIndex
-from gradfix.analysis.iteration import iterations, skeleton
+from gradfix.analysis.iteration import iterations
+from gradfix.analysis.loopspec import skeleton
 from gradfix.codemods import ALL_RULES
 from gradfix.engine import Engine, accept_all
 

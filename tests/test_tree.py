@@ -102,7 +102,7 @@ def test_calls_in_evaluation_order_read_off_the_preorder(incremental):
     recursive post-order walk, for every small statement and every compound header."""
     import ast
 
-    from gradfix.analysis.iteration import _post_order_calls, _post_order_calls_walk
+    from gradfix.analysis.expressions import _post_order_calls, _post_order_calls_walk
     from gradfix.analysis.tree import active, walk
     from gradfix.incremental import IncrementalParser
 

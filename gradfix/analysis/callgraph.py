@@ -60,31 +60,22 @@ class CallGraph:
             if fn is not None and (b is None or b.value is fn):
                 return fn, False
             if b is not None and b.kind.value == "module" and b.ctor in index.classes:
-                return self._method(b.ctor, "forward"), True
+                return self.index.method(b.ctor, "forward"), True
             return None, False
         if isinstance(func, cst.Attribute):
             recv, meth = func.value, func.attr.value
             if isinstance(recv, cst.Name) and recv.value == "self" and flow.class_name:
-                m = self._method(flow.class_name, meth)
+                m = self.index.method(flow.class_name, meth)
                 if m is not None:
                     return m, True
                 ctor = index.submodules.get(flow.class_name, {}).get(meth)
                 if ctor in index.classes:
-                    return self._method(ctor, "forward"), True
+                    return self.index.method(ctor, "forward"), True
                 return None, False
-            kind, ctor = flow.classify(recv)[:2]
+            ctor = flow.classify(recv)[1]
             if ctor in index.classes:
-                return self._method(ctor, meth), True
+                return self.index.method(ctor, meth), True
         return None, False
-
-    def _method(self, cls_name: str, meth: str):
-        cls = self.index.classes.get(cls_name)
-        if cls is None:
-            return None
-        for stmt in cls.body.body:
-            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == meth:
-                return stmt
-        return None
 
     # -- facts -------------------------------------------------------------
     def param_grad(self, fn: cst.FunctionDef, name: str) -> bool | None:
@@ -108,13 +99,12 @@ class CallGraph:
         sites = self.sites(fn)
         if not sites:
             return None
-        position, has_self = _position(fn, name)
         answers = []
         for flow, st, call, bound in sites:
             if st.no_grad or not self.grad_enabled(flow.function):
                 answers.append(False)
                 continue
-            arg = _argument(call, name, position - (1 if has_self and bound else 0))
+            arg = argument_for(fn, call, name, bound)
             if arg is None:
                 answers.append(None if _has_star(call) else False)  # the default value: not a tensor of the graph
                 continue
@@ -163,25 +153,23 @@ class CallGraph:
         return any(not st.no_grad and self.grad_enabled(flow.function) for flow, st, _call, _b in sites)
 
 
-def _position(fn: cst.FunctionDef, name: str) -> tuple[int | None, bool]:
-    params = list(fn.params.posonly_params) + list(fn.params.params)
-    has_self = bool(params) and params[0].name.value in ("self", "cls")
-    for i, p in enumerate(params):
-        if p.name.value == name:
-            return i, has_self
-    return None, has_self
-
-
-def _argument(call: cst.Call, name: str, position: int | None):
+def argument_for(fn: cst.FunctionDef, call: cst.Call, name: str, bound: bool = False):
+    """The expression `call` passes for `fn`'s parameter `name` (by keyword or position; `bound`:
+    called as a method, so `self` is not among the arguments), or None: not passed, or a `*args`
+    that may hold it."""
     for a in call.args:
         if a.keyword is not None and a.keyword.value == name:
             return a.value
-    if position is None:
+    params = [p.name.value for p in (*fn.params.posonly_params, *fn.params.params)]
+    if bound and params and params[0] in ("self", "cls"):
+        params = params[1:]
+    if name not in params:
         return None
-    positional = [a for a in call.args if a.keyword is None and not a.star]
-    if any(a.star for a in call.args if a.keyword is None):
+    positional = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in positional):
         return None
-    return positional[position].value if 0 <= position < len(positional) else None
+    i = params.index(name)
+    return positional[i].value if i < len(positional) else None
 
 
 def _has_star(call: cst.Call) -> bool:

@@ -226,6 +226,16 @@ class FileIndex:
                         break
         return result
 
+    def method(self, cls: "cst.ClassDef | str | None", name: str) -> cst.FunctionDef | None:
+        """The method `name` a class of the file defines (the last definition, as Python binds it)."""
+        node = self.classes.get(cls) if isinstance(cls, str) else cls
+        found = None
+        if node is not None:
+            for stmt in node.body.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == name:
+                    found = stmt
+        return found
+
     def is_module_ctor(self, q: str | None) -> bool:
         return torchapi.is_nn_module_ctor(q) or (q is not None and q in self.module_classes)
 

@@ -213,7 +213,7 @@ class Flow:
         b = self.load_binding.get(id(name))
         return b if b is not None else self.env.get(name.value)
 
-    def env_binding_of_attribute(self, node: cst.Attribute, _name_binding=None) -> Binding | None:
+    def env_binding_of_attribute(self, node: cst.Attribute) -> Binding | None:
         name = dotted(node)
         return self.env.get(name) if name is not None else None
 

@@ -29,16 +29,9 @@ from gradfix.analysis.loops import (
 from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
-# Re-exported: the rules and the verifier import these from here.
-from gradfix.analysis.expressions import (  # noqa: F401
-    CLIP_NORM, CLIP_VALUE, OUT_OF_PLACE, _arg, _grad_chain, _graph_reaches, _post_order_calls,
-    _post_order_calls_walk, _scalar_value, accumulation_form, code_of, function_ops, grad_op_info, literal_value,
-)
-from gradfix.analysis.schedules import (  # noqa: F401
-    BATCH_SCHEDULERS, EPOCH_SCHEDULERS, PERIOD_ARGS, SchedulerInfo, scheduler_info,
-)
-from gradfix.analysis.loopspec import (  # noqa: F401
-    _jsonable, call_spec, grad_op_of, module_constants, skeleton, statement_at,
+from gradfix.analysis.expressions import (
+    CLIP_NORM, CLIP_VALUE, _arg, _grad_chain, _graph_reaches, _post_order_calls, _scalar_value, accumulation_form,
+    code_of, function_ops, grad_op_info, literal_value,
 )
 
 SCALER_CTORS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler",
@@ -87,7 +80,7 @@ class Iteration:
         self._order = 0
         self.other_backward_loops: set[int] = set()
         if self.loop is not None:
-            for node in _walk(self.loop.body):
+            for node in walk(self.loop.body):
                 if (type(node) is cst.For or type(node) is cst.While) and node is not self.loop:
                     if any(backward_target(c, flow) is not None for c in _calls_in(node)) and \
                             not contains(node, tl.backward_call):
@@ -317,7 +310,7 @@ class Iteration:
             return None
         how = accumulation_form(value, loss_names)
         if how == "tensor":
-            for node in _walk(value):
+            for node in walk(value):
                 b = self.flow.load_binding.get(id(node)) if isinstance(node, cst.Name) else None
                 if b is not None and node.value in loss_names and b.no_grad:
                     how = "detach"  # the loss re-evaluated under no_grad carries no graph
@@ -537,11 +530,10 @@ def _body(node) -> list:
     return list(getattr(body, "body", []))
 
 
-_walk = walk  # pre-order, source order (gradfix.analysis.tree)
 
 
 def _calls_in(node):
-    return [n for n in _walk(node) if type(n) is cst.Call]
+    return [n for n in walk(node) if type(n) is cst.Call]
 
 
 def _root_name_text(text: str) -> str | None:

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradfix.analysis.flow import Kind
-from gradfix.analysis.iteration import (
-    Iteration, _body, _walk, call_spec, code_of, literal_value, locator, module_constants, scheduler_info,
-    skeleton,
-)
+from gradfix.analysis.expressions import _walk, code_of, literal_value
+from gradfix.analysis.iteration import Iteration, _body, locator
+from gradfix.analysis.loopspec import call_spec, module_constants, skeleton
+from gradfix.analysis.schedules import scheduler_info
 from gradfix.analysis.tree import contains
 from gradfix.model import Edit
 

@@ -58,75 +58,30 @@ def any_of(grads) -> Grad:
     return out
 
 
-# torch.nn modules with no parameters: their output requires grad only when their input does.
-PARAMETER_FREE_MODULES = frozenset(
-    "torch.nn." + n for n in (
-        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
-        "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Softshrink", "Hardtanh",
-        "Hardswish", "Hardsigmoid", "Hardshrink", "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
-        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
-        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-        "LPPool1d", "LPPool2d", "FractionalMaxPool2d", "Identity", "Flatten", "Unflatten", "Upsample",
-        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
-        "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
-        "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
-        "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
-        "PairwiseDistance", "Fold", "Unfold",
-    )
-)
-
-
 def module_output_grad(ctor: str | None, args_grad: Grad) -> Grad:
     """A module call's output: a module with parameters makes it require grad; a parameter-free
     one (activations, pooling, dropout, losses) passes its inputs' provenance through."""
-    if ctor is not None and (ctor in PARAMETER_FREE_MODULES or
+    if ctor is not None and (ctor in torchapi.PARAMETER_FREE_MODULES or
                              (ctor.startswith("torch.nn.") and ctor.endswith("Loss"))):
         return args_grad
     return YES
 
 
-# Tensor factories: their result requires grad only with `requires_grad=True`.
-FACTORIES = frozenset(
-    "torch." + n for n in (
-        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
-        "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
-        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
-        "tril_indices", "triu_indices", "meshgrid", "LongTensor", "FloatTensor", "Tensor", "BoolTensor",
-        "IntTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "hann_window", "hamming_window",
-        "empty_strided", "frombuffer", "polar", "complex",
-    )
-) - {"torch.normal", "torch.polar", "torch.complex"}  # normal(mean_tensor, std) follows its arguments
-# Ops whose result never requires grad (integer, boolean or index results, or cut from the graph).
-NON_DIFFERENTIABLE_FUNCS = frozenset(
-    "torch." + n for n in (
-        "argmax", "argmin", "argsort", "argwhere", "nonzero", "where_indices", "eq", "ne", "lt", "le", "gt", "ge",
-        "isnan", "isinf", "isfinite", "isclose", "equal", "allclose", "sign", "floor", "ceil", "round", "trunc",
-        "bucketize", "searchsorted", "unique", "unique_consecutive", "bincount", "histc", "count_nonzero",
-        "logical_and", "logical_or", "logical_not", "logical_xor", "numel", "is_tensor", "is_floating_point",
-    )
-)
-NON_DIFFERENTIABLE_METHODS = frozenset(
-    {"detach", "detach_", "item", "tolist", "numpy", "long", "int", "bool", "byte", "short", "char",
-     "argmax", "argmin", "argsort", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
-     "isfinite", "sign", "floor", "ceil", "round", "trunc", "size", "dim", "numel", "nelement", "stride",
-     "data_ptr", "element_size", "is_contiguous", "get_device", "unique", "bincount", "count_nonzero",
-     "logical_not", "logical_and", "logical_or", "all", "any", "type"}
-)
 _CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
                              "grad_fn", "is_leaf", "layout"})
 _PASSTHROUGH_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
 
 
-def _true_kwarg(call: cst.Call, name: str) -> bool | None:
-    """True / False for `name=True` / `name=False`, None when absent or not a literal."""
+def _flag(call: cst.Call, name: str, default: bool) -> bool | None:
+    """The literal value of keyword `name` (`requires_grad=True`), `default` when it is not
+    passed, None when it is passed as something else than a literal."""
     for arg in call.args:
         if arg.keyword is not None and arg.keyword.value == name:
             v = arg.value
             if isinstance(v, cst.Name) and v.value in ("True", "False"):
                 return v.value == "True"
             return None
-    return False
+    return default
 
 
 def expr_grad(flow, expr, name_binding) -> Grad:
@@ -208,7 +163,7 @@ class _GradOf:
         q = qualname(func, self.index.imports)
         if type(func) is cst.Attribute and (q is None or not q.startswith(("torch.", "numpy."))):
             meth = func.attr.value
-            if meth in NON_DIFFERENTIABLE_METHODS:
+            if meth in torchapi.NON_DIFFERENTIABLE_METHODS:
                 return NO
             if meth == "requires_grad_":
                 flag = c.args[0].value if c.args else None
@@ -238,43 +193,29 @@ class _GradOf:
                     meth in torchapi.VIEW_METHODS or meth in torchapi.INPLACE_METHODS or meth == "clone":
                 return self.g(func.value) | self.args_grad(c)
             return UNKNOWN
+        if type(func) is cst.Name:
+            b = self.name_binding(func)
+            if b is not None and b.kind.value == "module":
+                return module_output_grad(b.ctor, self.args_grad(c))
         if q is None:
-            if type(func) is cst.Name:
-                b = self.name_binding(func)
-                if b is not None and b.kind.value == "module":
-                    return module_output_grad(b.ctor, self.args_grad(c))
             return UNKNOWN
         if q in self.index.module_classes or torchapi.is_nn_module_ctor(q) or \
                 q.startswith(torchapi.OPTIMIZER_PREFIXES + torchapi.SCHEDULER_PREFIXES):
             return NO  # building a module or an optimizer, not computing a tensor
         if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
-            return NO if _true_kwarg(c, "requires_grad") is False and _has_kwarg(c, "requires_grad") else YES
-        if q in FACTORIES:
-            rg = _true_kwarg(c, "requires_grad")
-            if rg is None:
-                return UNKNOWN
-            if rg:
-                return YES
-            if q.endswith("_like") or q in ("torch.tensor", "torch.as_tensor"):
-                return NO  # `torch.tensor(out)` copies the values out of the graph
+            flag = _flag(c, "requires_grad", True)
+            return NO if flag is False else YES
+        if q in torchapi.TENSOR_FACTORIES:
+            # `torch.tensor(out)` too: it copies the values out of the graph
+            flag = _flag(c, "requires_grad", False)
+            return UNKNOWN if flag is None else YES if flag else NO
+        if q in torchapi.NON_DIFFERENTIABLE_FUNCS or q.startswith("numpy."):
             return NO
-        if q in NON_DIFFERENTIABLE_FUNCS:
-            return NO
-        if type(func) is cst.Name:
-            b = self.name_binding(func)
-            if b is not None and b.kind.value == "module":
-                return module_output_grad(b.ctor, self.args_grad(c))
-        if q.startswith("torch.") or q.startswith("numpy."):
-            if q.startswith("numpy."):
-                return NO
+        if q.startswith("torch."):
             return self.args_grad(c)
         return UNKNOWN
 
 
-
-
-def _has_kwarg(call: cst.Call, name: str) -> bool:
-    return any(a.keyword is not None and a.keyword.value == name for a in call.args)
 
 
 def _iterates_parameters(comp) -> bool:

@@ -49,6 +49,53 @@ INPUT_SAVING_MODULES = frozenset(
     }
 )
 
+# torch.nn modules with no parameters: their output requires grad only when their input does.
+PARAMETER_FREE_MODULES = frozenset(
+    "torch.nn." + n for n in (
+        "ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh",
+        "Softmax", "Softmax2d", "LogSoftmax", "Softmin", "Softplus", "Softsign", "Softshrink", "Hardtanh",
+        "Hardswish", "Hardsigmoid", "Hardshrink", "Tanhshrink", "LogSigmoid", "Threshold", "GLU",
+        "Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout",
+        "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
+        "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
+        "LPPool1d", "LPPool2d", "FractionalMaxPool2d", "Identity", "Flatten", "Unflatten", "Upsample",
+        "UpsamplingNearest2d", "UpsamplingBilinear2d", "PixelShuffle", "PixelUnshuffle", "ChannelShuffle",
+        "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d", "ConstantPad3d",
+        "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+        "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "CosineSimilarity",
+        "PairwiseDistance", "Fold", "Unfold",
+    )
+)
+
+
+# Functions that create a tensor from scratch (a superset of params.FACTORIES, the ones a rewrite may
+# add `device=` to): the result requires grad only with `requires_grad=True`.
+TENSOR_FACTORIES = frozenset(
+    "torch." + n for n in (
+        "tensor", "as_tensor", "from_numpy", "zeros", "ones", "empty", "full", "arange", "range", "linspace",
+        "logspace", "eye", "rand", "randn", "randint", "randperm", "normal", "bernoulli", "multinomial",
+        "zeros_like", "ones_like", "empty_like", "full_like", "rand_like", "randn_like", "randint_like",
+        "tril_indices", "triu_indices", "meshgrid", "LongTensor", "FloatTensor", "Tensor", "BoolTensor",
+        "IntTensor", "ByteTensor", "DoubleTensor", "HalfTensor", "hann_window", "hamming_window",
+        "empty_strided", "frombuffer", "polar", "complex",
+    )
+) - {"torch.normal", "torch.polar", "torch.complex"}  # normal(mean_tensor, std) follows its arguments
+# Ops whose result never requires grad (integer, boolean or index results, or cut from the graph).
+NON_DIFFERENTIABLE_FUNCS = frozenset(
+    "torch." + n for n in (
+        "argmax", "argmin", "argsort", "argwhere", "nonzero", "where_indices", "eq", "ne", "lt", "le", "gt", "ge",
+        "isnan", "isinf", "isfinite", "isclose", "equal", "allclose", "sign", "floor", "ceil", "round", "trunc",
+        "bucketize", "searchsorted", "unique", "unique_consecutive", "bincount", "histc", "count_nonzero",
+        "logical_and", "logical_or", "logical_not", "logical_xor", "numel", "is_tensor", "is_floating_point",
+    )
+)
+NON_DIFFERENTIABLE_METHODS = frozenset(
+    {"detach", "detach_", "item", "tolist", "numpy", "long", "int", "bool", "byte", "short", "char",
+     "argmax", "argmin", "argsort", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+     "isfinite", "sign", "floor", "ceil", "round", "trunc", "size", "dim", "numel", "nelement", "stride",
+     "data_ptr", "element_size", "is_contiguous", "get_device", "unique", "bincount", "count_nonzero",
+     "logical_not", "logical_and", "logical_or", "all", "any", "type"}
+)
 # Methods returning a tensor that shares storage (and the version counter) with the receiver.
 VIEW_METHODS = frozenset(
     {

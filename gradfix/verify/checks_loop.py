@@ -37,7 +37,7 @@ import torch.nn as nn
 import libcst as cst
 
 from gradfix.analysis import FileIndex
-from gradfix.analysis import iteration as IT
+from gradfix.analysis import expressions, iteration as IT, loopspec
 
 from .checks import Ctx, Outcome, Untestable, fmt_exc, rel_diff, seeded
 
@@ -91,13 +91,13 @@ def read_skeletons(ctx: Ctx, c: dict) -> tuple[dict, dict, list[str]]:
         it_old = IT.locate(idx_old, loop["scope"], int(loop["ordinal"]))
         if it_old is None:
             raise Untestable(f"no training loop #{loop['ordinal']} in {loop['scope']} of the original")
-        old = _json(IT.skeleton(it_old))
+        old = _json(loopspec.skeleton(it_old))
         if c.get("skeleton") is not None and old != c["skeleton"]:
             raise Untestable("the original's training iteration reads differently from what the rule saw")
         it_new = IT.locate(idx_new, loop["scope"], int(loop["ordinal"]))
         if it_new is None:
             raise _Raised("new", RuntimeError(f"the rewrite has no training loop #{loop['ordinal']} in {loop['scope']}"))
-        new = _json(IT.skeleton(it_new))
+        new = _json(loopspec.skeleton(it_new))
     else:
         old = copy.deepcopy(DEFAULT_SKELETON)
         new = copy.deepcopy(DEFAULT_SKELETON)
@@ -107,14 +107,14 @@ def read_skeletons(ctx: Ctx, c: dict) -> tuple[dict, dict, list[str]]:
     if stmt:
         line = int(stmt["line"])
         for tag, idx, sk in (("old", idx_old, old), ("new", idx_new, new)):
-            found = IT.statement_at(idx, line)
+            found = loopspec.statement_at(idx, line)
             if found is None:
                 if tag == "old":
                     raise Untestable(f"no statement at line {line} of the original")
                 raise _Raised("new", RuntimeError(f"no statement at line {line} of the rewrite"))
             _line, small = found
             if stmt["mode"] == "grad_op":
-                op = IT.grad_op_of(small)
+                op = loopspec.grad_op_of(small)
                 if op is None:
                     if tag == "old":
                         raise Untestable(f"line {line} of the original is not a gradient or parameter op")
@@ -132,9 +132,9 @@ def read_skeletons(ctx: Ctx, c: dict) -> tuple[dict, dict, list[str]]:
 
 def _jsonable_op(op: dict) -> dict:
     out = dict(op)
-    out["args"] = IT._jsonable(out["args"]) if out.get("args") is not None else None
+    out["args"] = loopspec._jsonable(out["args"]) if out.get("args") is not None else None
     if out.get("kwargs") is not None:
-        out["kwargs"] = {k: IT._jsonable(v) for k, v in out["kwargs"].items()}
+        out["kwargs"] = {k: loopspec._jsonable(v) for k, v in out["kwargs"].items()}
     return out
 
 
@@ -163,7 +163,7 @@ def _place_op(sk: dict, ev: dict, helper: str | None, notes: list[str]) -> None:
 
 def _freeze_of(small) -> dict | None:
     if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Attribute):
-        ok, v = IT.literal_value(small.value)
+        ok, v = expressions.literal_value(small.value)
         if ok and isinstance(v, bool):
             return {"attr": small.targets[0].target.attr.value, "value": v}
     return None
