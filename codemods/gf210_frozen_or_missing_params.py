@@ -316,13 +316,8 @@ def _model_class(flow, index, name: str) -> str | None:
 
 
 def _forward_text(index, cls: str) -> str:
-    node = index.classes.get(cls)
-    if node is None:
-        return ""
-    for stmt in node.body.body:
-        if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "forward":
-            return code_of(stmt)
-    return ""
+    fwd = index.method(cls, "forward")
+    return code_of(fwd) if fwd is not None else ""
 
 
 def _has_params(index, ctor: str, cls: str, attr: str) -> bool:

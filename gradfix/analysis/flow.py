@@ -105,6 +105,9 @@ class Flow:
         self.inplace: list[tuple[Step, cst.CSTNode, Binding | None, cst.BaseExpression]] = []
         self.detaches: list[DetachEvent] = []
         self.calls: list[tuple[Step, cst.Call]] = []      # every call, in evaluation order (the call graph)
+        # id(expression) -> its provenance where it is evaluated: the walk asks for an operand's
+        # provenance at every enclosing product and assignment, which is quadratic in the nesting
+        self.grad_memo: dict[int, Grad] = {}
         self.class_name: str | None = None
         self._branch: tuple = ()
         if isinstance(scope, cst.FunctionDef):

@@ -361,10 +361,7 @@ class Probabilities:
             return self._class_cache[cname]
         self._class_cache[cname] = None
         index = self.index
-        cls = index.classes.get(cname)
-        fwd = None
-        if cls is not None:
-            fwd = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "forward"), None)
+        fwd = index.method(cname, "forward")
         result = None
         if fwd is not None:
             flow = index.flow(fwd)
@@ -376,7 +373,7 @@ class Probabilities:
                         break
                     found = self.of(node.value, flow)
                     if found is None and isinstance(node.value, cst.Call):
-                        found = self._self_sequential(cls, node.value)
+                        found = self._self_sequential(index.classes[cname], node.value)
                     kinds.append(found)
             if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:  # type: ignore[index]
                 result = kinds[0]

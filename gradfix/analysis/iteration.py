@@ -408,11 +408,7 @@ class Iteration:
             fn = self.index.functions.get(func.value)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
                 and isinstance(self.scope, cst.FunctionDef):
-            cls = self.index.enclosing_class(self.scope)
-            if cls is not None:
-                for stmt in cls.body.body:
-                    if isinstance(stmt, cst.FunctionDef) and stmt.name.value == func.attr.value:
-                        fn = stmt
+            fn = self.index.method(self.index.enclosing_class(self.scope), func.attr.value)
         if fn is None or fn is self.scope:
             return set()
         return function_ops(self.index, fn)

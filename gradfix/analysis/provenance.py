@@ -100,11 +100,16 @@ class _GradOf:
         self.flow, self.index, self.name_binding, self.depth = flow, flow.index, name_binding, 0
 
     def g(self, node) -> Grad:
+        memo = self.flow.grad_memo
+        found = memo.get(id(node))
+        if found is not None:
+            return found
         self.depth += 1
         try:
             if self.depth > 60:
                 return UNKNOWN
-            return self.visit(node)
+            found = memo[id(node)] = self.visit(node)
+            return found
         finally:
             self.depth -= 1
 
