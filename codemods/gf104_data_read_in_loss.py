@@ -8,6 +8,7 @@ from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.loops import _walk_calls, training_loops
 from gradfix.analysis.names import chain_root
+from gradfix.analysis.provenance import is_parameters_call
 from gradfix.analysis.tree import children, contains
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
@@ -81,8 +82,7 @@ def _holds_parameters(flow, name: cst.Name, paths) -> bool:
                 return True
             value = b.value
             for call in _walk_calls(value) if isinstance(value, cst.CSTNode) else ():
-                func = call.func
-                if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                if is_parameters_call(call):
                     return True
                 if paths.trained_from.startswith("the modules") and paths.calls_trained(call):
                     return True
@@ -99,9 +99,7 @@ def _comprehension_source(index, name: cst.Name) -> bool | None:
             f = cur.for_in
             while f is not None:
                 if isinstance(f.target, cst.Name) and f.target.value == name.value:
-                    it = f.iter
-                    return isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
-                        it.func.attr.value in ("parameters", "named_parameters")
+                    return is_parameters_call(f.iter)
                 f = f.inner_for_in
         cur = index.parents.get(cur)
     return None

@@ -55,7 +55,7 @@ class CallGraph:
         index = self.index
         func = call.func
         if isinstance(func, cst.Name):
-            b = flow._name_binding(func)
+            b = flow.name_binding(func)
             fn = index.functions.get(func.value)
             if fn is not None and (b is None or b.value is fn):
                 return fn, False

@@ -19,7 +19,7 @@ import libcst as cst
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import dotted, qualname, shorten
-from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad
+from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad, is_parameters_call
 from gradfix.analysis.tree import children, if_branches
 
 
@@ -64,7 +64,7 @@ class Binding:
     ctor: str | None = None      # constructor qualname for modules, optimizers, schedulers
     is_param: bool = False
     reads: list[int] = field(default_factory=list)
-    saved_at: list[tuple[int, str]] = field(default_factory=list)
+    saved_at: list[tuple[int, object, Grad]] = field(default_factory=list)  # (step, why, saved if this requires grad)
     escapes: list[tuple[int, str]] = field(default_factory=list)
     mutations: list[tuple[int, cst.CSTNode]] = field(default_factory=list)
     grad: Grad = UNKNOWN         # may it require grad (provenance.py)
@@ -207,18 +207,15 @@ class Flow:
 
     def grad_of(self, expr) -> Grad:
         """The provenance of `expr` (names read as they were bound where `expr` is)."""
-        return expr_grad(self, expr, self._name_binding)
+        return expr_grad(self, expr)
 
     def requires_grad(self, expr) -> bool | None:
         return self.holds(self.grad_of(expr))
 
-    def _name_binding(self, name: cst.Name) -> Binding | None:
+    def name_binding(self, name: cst.Name) -> Binding | None:
+        """The binding a Name reads: where it was read (after the walk), else the current one."""
         b = self.load_binding.get(id(name))
         return b if b is not None else self.env.get(name.value)
-
-    def env_binding_of_attribute(self, node: cst.Attribute) -> Binding | None:
-        name = dotted(node)
-        return self.env.get(name) if name is not None else None
 
     def live_aliases(self, b: Binding, step: int) -> list[str]:
         """Other holders of `b`'s storage that are read after `step`, or escaped before it."""
@@ -425,8 +422,7 @@ class Flow:
 
     @staticmethod
     def _for_grad(it, kind: Kind) -> Grad:
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
-                it.func.attr.value in ("parameters", "named_parameters"):
+        if is_parameters_call(it):
             return YES
         return NO if kind is Kind.NUMBER else UNKNOWN
 

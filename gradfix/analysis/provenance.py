@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import dotted, qualname
 
 
 @dataclass(frozen=True)
@@ -84,9 +84,9 @@ def _flag(call: cst.Call, name: str, default: bool) -> bool | None:
     return default
 
 
-def expr_grad(flow, expr, name_binding) -> Grad:
-    """The provenance of `expr` in `flow`; `name_binding(Name)` gives the binding a name reads."""
-    return _GradOf(flow, name_binding).g(expr)
+def expr_grad(flow, expr) -> Grad:
+    """The provenance of `expr` in `flow` (names read through `flow.name_binding`)."""
+    return _GradOf(flow).g(expr)
 
 
 class _GradOf:
@@ -94,10 +94,10 @@ class _GradOf:
     reference cycle through their cells, which kept every version of an edited document (its
     index and flows) alive until the cyclic collector ran."""
 
-    __slots__ = ("flow", "index", "name_binding", "depth")
+    __slots__ = ("flow", "index", "depth")
 
-    def __init__(self, flow, name_binding):
-        self.flow, self.index, self.name_binding, self.depth = flow, flow.index, name_binding, 0
+    def __init__(self, flow):
+        self.flow, self.index, self.depth = flow, flow.index, 0
 
     def g(self, node) -> Grad:
         memo = self.flow.grad_memo
@@ -118,7 +118,7 @@ class _GradOf:
         if t is cst.Name:
             if node.value in ("True", "False", "None"):
                 return NO
-            b = self.name_binding(node)
+            b = self.flow.name_binding(node)
             return b.grad if b is not None else UNKNOWN
         if t in (cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.ConcatenatedString,
                  cst.FormattedString, cst.Comparison, cst.Lambda):
@@ -143,7 +143,7 @@ class _GradOf:
             attr = node.attr.value
             if attr in _CUT_ATTRIBUTES:
                 return NO
-            b = self.flow.env_binding_of_attribute(node)
+            b = self.flow.env.get(dotted(node) or "")
             if b is not None:
                 return b.grad
             if attr in _PASSTHROUGH_ATTRIBUTES:
@@ -199,13 +199,12 @@ class _GradOf:
                 return self.g(func.value) | self.args_grad(c)
             return UNKNOWN
         if type(func) is cst.Name:
-            b = self.name_binding(func)
+            b = self.flow.name_binding(func)
             if b is not None and b.kind.value == "module":
                 return module_output_grad(b.ctor, self.args_grad(c))
         if q is None:
             return UNKNOWN
-        if q in self.index.module_classes or torchapi.is_nn_module_ctor(q) or \
-                q.startswith(torchapi.OPTIMIZER_PREFIXES + torchapi.SCHEDULER_PREFIXES):
+        if self.index.is_module_ctor(q) or q.startswith(torchapi.OPTIMIZER_PREFIXES + torchapi.SCHEDULER_PREFIXES):
             return NO  # building a module or an optimizer, not computing a tensor
         if q in ("torch.nn.Parameter", "torch.nn.parameter.Parameter"):
             flag = _flag(c, "requires_grad", True)
@@ -223,12 +222,16 @@ class _GradOf:
 
 
 
+def is_parameters_call(expr) -> bool:
+    """`m.parameters()` / `m.named_parameters()`: iterating it yields tensors that require grad."""
+    return isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+        expr.func.attr.value in ("parameters", "named_parameters")
+
+
 def _iterates_parameters(comp) -> bool:
     f = comp.for_in
     while f is not None:
-        it = f.iter
-        if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and \
-                it.func.attr.value in ("parameters", "named_parameters"):
+        if is_parameters_call(f.iter):
             return True
         f = f.inner_for_in
     return False
