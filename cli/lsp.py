@@ -53,6 +53,7 @@ from gradfix.discovery import is_excluded
 from gradfix.config import Config, ConfigError, check_selector, find_pyproject, load_config
 from gradfix.incremental import IncrementalParser
 from gradfix.engine import APPLIED_VERDICTS, Decision, Engine, Policy, policy_decider
+from gradfix.analysis.project import ProjectIndex
 from gradfix.model import FileError, Finding, Safety, Verdict
 from gradfix.textedits import text_edits
 
@@ -498,6 +499,9 @@ class GradfixServer(LanguageServer):
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.verify_timers: dict[str, asyncio.TimerHandle] = {}
         self.engine_cache: dict[tuple, tuple[Engine, Config]] = {}
+        # the workspace's files as one project (analysis/project.py), filled per folder as
+        # documents are opened and refreshed per edit in the engine thread
+        self.project: ProjectIndex | None = None
         self.config_cache: dict[tuple, Config] = {}
         self.warned: set[str] = set()
         self.fast = _engine_thread("gradfix-lint")   # diagnostics: never queued behind rewrites
@@ -591,6 +595,9 @@ class GradfixServer(LanguageServer):
             self.warn(f"{exc} (rule options ignored)")
             config.rule_options = {}
             engine = Engine(ALL_RULES, config)
+        if self.project is None:
+            self.project = ProjectIndex(self._workspace_root() or os.path.dirname(path) or os.getcwd())
+        engine.project = self.project
         if len(self.engine_cache) > 32:
             self.engine_cache.clear()
         self.engine_cache[key] = (engine, config)
@@ -1092,6 +1099,8 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
     if excluded:
         return [], []
     t0 = time.perf_counter()
+    if engine.project is not None:
+        _refresh_project(engine.project, path, text)
     try:
         # the engine parses with CPython's parser first (libcst's native one crashes on deep nesting)
         findings, errors = engine.lint_source(text, path, incremental=parser)
@@ -1102,6 +1111,13 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
         return [], [FileError(path, None, f"gradfix internal error: {type(exc).__name__}: {exc}")]
     timings.append(("lint", time.perf_counter() - t0))
     return findings, errors
+
+
+def _refresh_project(project: ProjectIndex, path: str, text: str) -> None:
+    """The edited document's summary, and on the first document of a folder its sibling files
+    (what a script imports as `from models import Net`)."""
+    project.load_folder(os.path.dirname(os.path.abspath(path)))
+    project.update(path, text)
 
 
 def _proposals(engine: Engine, text: str, path: str, wanted: Callable[[], bool]) -> dict[tuple, str | None] | None:

@@ -182,13 +182,16 @@ class Engine:
     def __init__(self, rules: Sequence[type[Rule]], config: Config | None = None):
         self.config = config or Config()
         self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
+        # the run's other files (analysis/project.py), set by the front end that knows them
+        self.project = None
 
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,
                   errors: list[FileError] | None = None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
-        index = FileIndex(wrapper, source, py_tree, tables, reuse)
+        view = self.project.view(path) if self.project is not None else None
+        index = FileIndex(wrapper, source, py_tree, tables, reuse, view)
         found: list[Finding] = []
         try:
             with tree.active(index.children, index.preorder):

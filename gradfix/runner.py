@@ -48,9 +48,19 @@ def iter_sources(paths: Iterable[str], config: Config, report: RunReport):
         yield shown, source
 
 
+def with_project(engine: Engine, sources: list, config: Config) -> list:
+    """Give the engine the run's files as one project (imports, module classes and call sites
+    across files), so a file is judged with what the others say about it."""
+    from gradfix.analysis.project import ProjectIndex
+
+    engine.project = ProjectIndex.build({shown: source.text for shown, source in sources},
+                                        config.root or os.getcwd())
+    return sources
+
+
 def lint_paths(engine: Engine, paths: Iterable[str], config: Config) -> RunReport:
     report = RunReport()
-    for shown, source in iter_sources(paths, config, report):
+    for shown, source in with_project(engine, list(iter_sources(paths, config, report)), config):
         findings, errors = engine.lint_source(source.text, shown)
         report.errors.extend(errors)
         report.lints.append(FileLint(shown, findings))
@@ -68,7 +78,7 @@ def fix_paths(
 ) -> RunReport:
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person)."""
     report = RunReport()
-    for shown, source in iter_sources(paths, config, report):
+    for shown, source in with_project(engine, list(iter_sources(paths, config, report)), config):
         result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
                                    project_root=config.root or os.getcwd())
         report.errors.extend(result.errors)

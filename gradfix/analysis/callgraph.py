@@ -97,9 +97,11 @@ class CallGraph:
 
     def _param_grad_uncached(self, fn, name) -> bool | None:
         sites = self.sites(fn)
+        elsewhere = self._callers_elsewhere(fn)
         if not sites:
-            return None
-        answers = []
+            # called only from other files, all with grad disabled: no value of theirs requires grad
+            return False if elsewhere is False else None
+        answers = [None] if elsewhere else []  # other files' arguments are not analysed: unknown
         for flow, st, call, bound in sites:
             if st.no_grad or not self.grad_enabled(flow.function):
                 answers.append(False)
@@ -145,12 +147,31 @@ class CallGraph:
             if fn.name.value == "step" and any(b.startswith("torch.optim.") for b in bases):
                 return False
         sites = self.sites(fn)
+        elsewhere = self._callers_elsewhere(fn)
         if not sites:
-            # no caller in the file: an inference entry point by its name (`generate`, `predict`,
-            # `evaluate`, `sample`, ...) is called from a no_grad context elsewhere; anything else
-            # may well train
+            if elsewhere is not None:
+                return elsewhere
+            # no caller in the project: an inference entry point by its name (`generate`,
+            # `predict`, `evaluate`, `sample`, ...) is called from a no_grad context elsewhere;
+            # anything else may well train
             return not _INFERENCE_NAME.match(fn.name.value)
-        return any(not st.no_grad and self.grad_enabled(flow.function) for flow, st, _call, _b in sites)
+        return bool(elsewhere) or any(not st.no_grad and self.grad_enabled(flow.function)
+                                      for flow, st, _call, _b in sites)
+
+    def _callers_elsewhere(self, fn: cst.FunctionDef) -> bool | None:
+        """For a top-level function or a method of a top-level class, whether calls from the
+        project's other files run it with grad enabled (None: no other file calls it, or no
+        project index)."""
+        index = self.index
+        if index.project is None:
+            return None
+        name = fn.name.value
+        if index.functions.get(name) is not fn:
+            cls = index.enclosing_class(fn)
+            if cls is None or index.classes.get(cls.name.value) is not cls or index.method(cls, name) is not fn:
+                return None
+            name = f"{cls.name.value}.{name}"
+        return index.project.callers_grad(name, lambda caller: bool(_INFERENCE_NAME.match(caller)))
 
 
 def argument_for(fn: cst.FunctionDef, call: cst.Call, name: str, bound: bool = False):

@@ -27,8 +27,10 @@ class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
     def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None,
-                 tables: tuple[dict, dict] | None = None, reuse=None):
+                 tables: tuple[dict, dict] | None = None, reuse=None, project=None):
         self.wrapper = wrapper
+        # a ProjectView (analysis/project.py): the other files of the run, or None
+        self.project = project
         self.module = wrapper.module
         self.source = source
         self._py_tree = py_tree
@@ -36,7 +38,7 @@ class FileIndex:
         # rules run with `tree.active(self.children)`
         self.children, self.parents = tables[:2] if tables is not None else index_tree(self.module)
         with active(self.children):
-            self.imports = ImportMap(self.module)
+            self.imports = ImportMap(self.module, project.package if project is not None else None)
         self._flows: dict[int, object] = {}
         # an IncrementalParser: its flows of unchanged functions are reused when the
         # file-level facts a Flow reads (imports, module classes, submodules) are the same
@@ -220,7 +222,8 @@ class FileIndex:
                     q = qualname(base.value, self.imports)
                     if q is None:
                         continue
-                    if torchapi.is_nn_module_ctor(q) or q == "torch.nn.Module" or q in result:
+                    if torchapi.is_nn_module_ctor(q) or q == "torch.nn.Module" or q in result \
+                            or self._project_module(q):
                         result.add(name)
                         changed = True
                         break
@@ -237,7 +240,15 @@ class FileIndex:
         return found
 
     def is_module_ctor(self, q: str | None) -> bool:
-        return torchapi.is_nn_module_ctor(q) or (q is not None and q in self.module_classes)
+        return torchapi.is_nn_module_ctor(q) or (q is not None and (q in self.module_classes or self._project_module(q)))
+
+    def _project_module(self, q: str) -> bool:
+        """A class another file of the project defines as an nn.Module subclass."""
+        return self.project is not None and "." in q and self.project.is_module_class(q) is True
+
+    def plain_project_class(self, q: str | None) -> bool:
+        """A class another file of the project defines, provably not an nn.Module."""
+        return self.project is not None and q is not None and "." in q and self.project.is_module_class(q) is False
 
     @cached_property
     def submodules(self) -> dict[str, dict[str, str]]:
@@ -387,8 +398,9 @@ class FileIndex:
     @cached_property
     def flow_facts(self) -> tuple:
         """What a function's Flow reads from the rest of the file."""
+        project = () if self.project is None else self.project.facts(set(self.imports.aliases.values()))
         return (tuple(sorted(self.imports.aliases.items())), tuple(sorted(self.module_classes)),
-                tuple(sorted((c, tuple(sorted(a.items()))) for c, a in self.submodules.items())))
+                tuple(sorted((c, tuple(sorted(a.items()))) for c, a in self.submodules.items())), project)
 
     def _reused_flow(self, scope: cst.CSTNode):
         reuse = self._reuse

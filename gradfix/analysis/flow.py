@@ -686,7 +686,7 @@ class Flow:
     def _classify_call(self, call: cst.Call, root, how):
         func = call.func
         q = qualname(func, self.index.imports)
-        resolved = q is not None and (q.split(".")[0] in ("torch", "numpy", "torchvision") or q in self.index.module_classes)
+        resolved = q is not None and (q.split(".")[0] in ("torch", "numpy", "torchvision") or self.index.is_module_ctor(q))
         if isinstance(func, cst.Attribute) and not resolved:
             recv = func.value
             meth = func.attr.value
@@ -724,7 +724,7 @@ class Flow:
             return Kind.UNKNOWN, None, False, None, ""
         if q is None:
             return Kind.UNKNOWN, None, False, None, ""
-        if q in self.index.module_classes or torchapi.is_nn_module_ctor(q):
+        if self.index.is_module_ctor(q):
             return Kind.MODULE, q, False, None, ""
         if q.startswith("numpy."):
             return Kind.NUMPY, None, False, None, ""

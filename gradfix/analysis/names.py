@@ -46,7 +46,10 @@ def chain_root(expr: cst.BaseExpression) -> str | None:
 class ImportMap:
     """Local alias -> fully qualified name, from the module's top-level and nested imports."""
 
-    def __init__(self, module: cst.Module):
+    def __init__(self, module: cst.Module, package: str | None = None):
+        """`package`: the file's package (from the project index), so that relative imports
+        resolve too (`from .net import Net` in `models/` -> `models.net.Net`); without it they
+        stay unresolved."""
         self.aliases: dict[str, str] = {}
         # every qualified name some import binds a local name to (the last one wins in `aliases`):
         # a name imported from two places is ambiguous without the import that reaches the use
@@ -63,9 +66,19 @@ class ImportMap:
                         self.aliases.setdefault(root, root)
                         self.bindings.setdefault(root, set()).add(root)
             elif isinstance(node, cst.ImportFrom):
-                if node.relative or node.module is None or isinstance(node.names, cst.ImportStar):
+                if isinstance(node.names, cst.ImportStar):
                     continue
-                base = dotted(node.module) or ""
+                if node.relative:
+                    from gradfix.analysis.project import resolve_relative
+
+                    base = resolve_relative(dotted(node.module) if node.module is not None else None,
+                                            len(node.relative), package)
+                    if base is None:
+                        continue
+                elif node.module is None:
+                    continue
+                else:
+                    base = dotted(node.module) or ""
                 for alias in node.names:
                     name = dotted(alias.name) or ""
                     local = name

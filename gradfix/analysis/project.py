@@ -1,0 +1,443 @@
+"""Project-wide facts: the files of one run, what they import from each other, which of their
+classes are `nn.Module`s, and where one file calls a function another defines.
+
+A rule reads one file, but two facts it needs often live in another:
+- whether `Net` (imported from `models.py`) is a module: `model.forward(x)` is a hazard for a
+  module and a plain method call for a config object;
+- whether a helper runs with grad enabled: `def postprocess(out): out.clamp_(0, 1)` in
+  `utils.py` is harmless when every caller (in `eval.py`) runs it under `torch.no_grad()`.
+
+Each file is summarised from CPython's `ast` (about 15x cheaper than libcst's tree), so the
+index costs little to build for a whole repository and to refresh for one edited file (the
+language server does that per change). Questions are answered by name resolution that gives up
+when it is ambiguous: two files that could be `models.net` mean "unknown", and unknown keeps
+the rules silent.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+
+_NO_GRAD = frozenset({
+    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
+    "torch.autograd.inference_mode",
+})
+_MODULE_BASE = "torch.nn.Module"
+
+
+@dataclass(frozen=True)
+class CallSite:
+    """A call in one file of a function another file of the project defines."""
+
+    target: str           # the qualified name the call resolves to through the caller's imports
+    no_grad: bool         # lexically under `with torch.no_grad()` or in a `@torch.no_grad()` function
+    caller: str | None    # the enclosing function's name (None at module level)
+    line: int
+
+
+@dataclass
+class FileSummary:
+    """What other files may ask about one file."""
+
+    path: str
+    names: tuple[str, ...]                           # dotted module names this file may be imported as
+    imports: dict[str, str] = field(default_factory=dict)    # local alias -> qualified name
+    classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified bases
+    functions: frozenset[str] = frozenset()          # top-level functions, and `Class.method`
+    sites: tuple[CallSite, ...] = ()
+
+
+def package_of(path: str) -> str | None:
+    """The package a file's relative imports start from: the chain of folders with `__init__.py`
+    above it (None for a file outside any package)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    chain: list[str] = []
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        chain.insert(0, os.path.basename(folder))
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return ".".join(chain) or None
+
+
+def module_names(path: str, root: str) -> tuple[str, ...]:
+    """The dotted names a file may be imported as: its package-qualified name (the chain of
+    folders with `__init__.py`), and every suffix of its path below the project root (a script
+    folder on `sys.path`, a `src/` layout). Longest first."""
+    path = os.path.abspath(path)
+    root = os.path.abspath(root)
+    stem = os.path.splitext(os.path.basename(path))[0]
+    folder = os.path.dirname(path)
+    parts = [] if stem == "__init__" else [stem]
+    rel = os.path.relpath(folder, root)
+    below = [] if rel in (".", "") or rel.startswith("..") else rel.replace(os.sep, "/").split("/")
+    full = below + parts
+    names = {".".join(full[i:]) for i in range(len(full)) if full[i:]}
+    package = package_of(path)  # the package-qualified name, even when the root sits inside it
+    if package:
+        names.add(".".join([package] + parts))
+    elif parts:
+        names.add(parts[0])
+    return tuple(sorted((n for n in names if n), key=lambda n: (-n.count("."), n)))
+
+
+def _dotted(expr: ast.expr) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def summarise(path: str, source: str, root: str, tree: ast.Module | None = None) -> FileSummary | None:
+    """A file's summary, or None when it does not parse (the engine reports that itself)."""
+    if tree is None:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+    names = module_names(path, root)
+    package = package_of(path)
+    imports: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    imports[a.asname] = a.name
+                else:
+                    imports.setdefault(a.name.split(".")[0], a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(node.module, node.level, package)
+            if base is None:
+                continue
+            for a in node.names:
+                if a.name != "*":
+                    imports[a.asname or a.name] = f"{base}.{a.name}"
+
+    def qualify(expr: ast.expr) -> str | None:
+        d = _dotted(expr)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        full = imports.get(head)
+        if full is None:
+            return d
+        return f"{full}.{rest}" if rest else full
+
+    classes: dict[str, tuple[str, ...]] = {}
+    functions: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            classes[node.name] = tuple(q for q in (qualify(b) for b in node.bases) if q)
+            functions.update(f"{node.name}.{m.name}" for m in node.body
+                             if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            functions.add(node.name)
+    sites: list[CallSite] = []
+
+    def instances(scope: ast.AST) -> dict[str, str]:
+        """Names a scope binds only to instances of one imported class: `model = Net().to(dev)`."""
+        seen: dict[str, set] = {}
+        for n in _scope_nodes(scope):
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    if isinstance(t, ast.Name):
+                        seen.setdefault(t.id, set()).add(_built_class(n.value, qualify))
+            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(n.target, ast.Name):
+                seen.setdefault(n.target.id, set()).add(None)
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
+                for t in ast.walk(n.target if isinstance(n, (ast.For, ast.AsyncFor)) else ast.Tuple(
+                        [i.optional_vars for i in n.items if i.optional_vars is not None], ast.Load())):
+                    if isinstance(t, ast.Name):
+                        seen.setdefault(t.id, set()).add(None)
+        return {name: next(iter(cs)) for name, cs in seen.items() if len(cs) == 1 and None not in cs}
+
+    def target_of(func: ast.expr, local: dict[str, str]) -> str | None:
+        d = _dotted(func)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        if head in local:
+            return f"{local[head]}.{rest}" if rest and "." not in rest else (
+                f"{local[head]}.forward" if not rest else None)
+        if head in imports and not (head in functions or head in classes):
+            return qualify(func)
+        return None
+
+    def visit(node: ast.AST, no_grad: bool, caller: str | None, local: dict[str, str]) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                decorated = any(qualify(d.func if isinstance(d, ast.Call) else d) in _NO_GRAD
+                                for d in child.decorator_list)
+                visit(child, decorated, child.name, instances(child))
+                continue
+            if isinstance(child, ast.ClassDef):
+                visit(child, False, None, {})
+                continue
+            if isinstance(child, ast.Lambda):
+                visit(child, no_grad, caller, local)
+                continue
+            inner = no_grad
+            if isinstance(child, (ast.With, ast.AsyncWith)):
+                for item in child.items:
+                    e = item.context_expr
+                    if isinstance(e, ast.Call) and qualify(e.func) in _NO_GRAD:
+                        inner = True
+            if isinstance(child, ast.Call):
+                q = target_of(child.func, local)
+                if q is not None:
+                    sites.append(CallSite(q, no_grad, caller, child.lineno))
+            visit(child, inner, caller, local)
+
+    visit(tree, False, None, instances(tree))
+    return FileSummary(path, names, imports, classes, frozenset(functions), tuple(sites))
+
+
+def _scope_nodes(scope: ast.AST):
+    """The nodes of one scope: nested functions and classes are other scopes."""
+    stack = list(ast.iter_child_nodes(scope))
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(n))
+
+
+_MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
+
+
+def _built_class(value: ast.expr, qualify) -> str | None:
+    """`Net(...)`, `Net(...).to(dev).eval()`: the qualified class (None for anything else)."""
+    while (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute)
+           and value.func.attr in _MODULE_CHAIN):
+        value = value.func.value
+    if isinstance(value, ast.Call):
+        q = qualify(value.func)
+        if q is not None and "." in q and q.rsplit(".", 1)[-1][:1].isupper():
+            return q
+    return None
+
+
+def resolve_relative(module: str | None, level: int, package: str | None) -> str | None:
+    """`from ..a import b` inside package `p.q` -> `p.a` (None when it climbs out of the package)."""
+    if not level:
+        return module
+    if package is None:
+        return None
+    parts = package.split(".")
+    if level - 1 >= len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+class ProjectIndex:
+    """The summaries of a run's files, and the questions rules ask across files."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self._files: dict[str, FileSummary] = {}
+        self._by_name: dict[str, list[str]] | None = None
+        self._sites: dict[str, list[tuple[str, CallSite]]] | None = None
+        self._module_memo: dict[str, bool | None] = {}
+        self._folders: set[str] = set()
+
+    # -- building and updating ---------------------------------------------
+    @classmethod
+    def build(cls, files: dict[str, str], root: str) -> "ProjectIndex":
+        """`files`: path -> source."""
+        index = cls(root)
+        for path, source in files.items():
+            index.update(path, source)
+        return index
+
+    def update(self, path: str, source: str, tree: ast.Module | None = None) -> None:
+        """(Re)summarise one file; cheap enough to run on each edit of an open document."""
+        key = os.path.abspath(path)
+        summary = summarise(key, source, self.root, tree)
+        old = self._files.get(key)
+        if summary is None:
+            if old is None:
+                return
+            del self._files[key]
+        else:
+            if old is not None and (old.imports, old.classes, old.functions, old.sites) == (
+                    summary.imports, summary.classes, summary.functions, summary.sites):
+                return
+            self._files[key] = summary
+        self._by_name = self._sites = None
+        self._module_memo = {}
+
+    def load_folder(self, folder: str, limit: int = 500) -> None:
+        """Summarise the Python files of one folder from disk, once (the language server's way
+        of learning a script's neighbours without walking the whole workspace)."""
+        folder = os.path.abspath(folder)
+        if folder in self._folders:
+            return
+        self._folders.add(folder)
+        try:
+            names = sorted(n for n in os.listdir(folder) if n.endswith(".py"))[:limit]
+        except OSError:
+            return
+        for name in names:
+            path = os.path.join(folder, name)
+            if path in self._files:
+                continue
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    self.update(path, fh.read())
+            except (OSError, UnicodeDecodeError, ValueError):
+                continue
+
+    def remove(self, path: str) -> None:
+        if self._files.pop(os.path.abspath(path), None) is not None:
+            self._by_name = self._sites = None
+            self._module_memo = {}
+
+    def __len__(self) -> int:
+        return len(self._files)
+
+    def summary(self, path: str) -> FileSummary | None:
+        return self._files.get(os.path.abspath(path))
+
+    # -- name resolution -----------------------------------------------------
+    def _names(self) -> dict[str, list[str]]:
+        if self._by_name is None:
+            table: dict[str, list[str]] = {}
+            for path, s in self._files.items():
+                for n in s.names:
+                    table.setdefault(n, []).append(path)
+            self._by_name = table
+        return self._by_name
+
+    def _module_file(self, dotted: str, near: str | None) -> str | None:
+        """The file of module `dotted`; with several candidates, the one in the importing file's
+        folder, else None (ambiguous)."""
+        paths = self._names().get(dotted)
+        if not paths:
+            return None
+        if len(paths) == 1:
+            return paths[0]
+        if near is not None:
+            folder = os.path.dirname(os.path.abspath(near))
+            local = [p for p in paths if os.path.dirname(p) == folder
+                     or os.path.dirname(p) == os.path.join(folder, *dotted.split(".")[:-1])]
+            if len(local) == 1:
+                return local[0]
+        return None
+
+    def resolve(self, qualname: str, near: str | None = None) -> tuple[FileSummary, str] | None:
+        """The project file and top-level name a qualified name refers to: `models.net.Net` ->
+        (summary of models/net.py, "Net"); re-exports through a package's `__init__` are followed.
+        A method resolves too: `models.Net.sample` -> (models/net.py, "Net.sample")."""
+        hit = self._resolve(qualname, near)
+        if hit is None and "." in qualname:
+            owner, _, meth = qualname.rpartition(".")
+            cls = self._resolve(owner, near)
+            if cls is not None and cls[1] in cls[0].classes and f"{cls[1]}.{meth}" in cls[0].functions:
+                return cls[0], f"{cls[1]}.{meth}"
+        return hit
+
+    def _resolve(self, qualname: str, near: str | None) -> tuple[FileSummary, str] | None:
+        seen: set[str] = set()
+        while qualname not in seen:
+            seen.add(qualname)
+            module, _, name = qualname.rpartition(".")
+            if not module:
+                return None
+            path = self._module_file(module, near)
+            if path is None:
+                return None
+            s = self._files[path]
+            if name in s.classes or name in s.functions:
+                return s, name
+            forwarded = s.imports.get(name)
+            if forwarded is None:
+                return None
+            qualname, near = forwarded, path
+        return None
+
+    def is_module_class(self, qualname: str, near: str | None = None) -> bool | None:
+        """True: a project class that subclasses nn.Module (through any chain of project classes);
+        False: a project class that provably does not (every base resolved, none a module);
+        None: not a project class, or a base the index cannot see."""
+        hit = self.resolve(qualname, near)
+        if hit is None:
+            return None
+        s, name = hit
+        if name not in s.classes:
+            return False if name in s.functions else None
+        key = f"{s.path}:{name}"
+        if key in self._module_memo:
+            return self._module_memo[key]
+        self._module_memo[key] = None  # a cycle of bases: unknown
+        answer: bool | None = False
+        for base in s.classes[name]:
+            if base == _MODULE_BASE or _is_torch_module(base):
+                answer = True
+                break
+            if base in s.classes:  # a class of the same file
+                sub = self.is_module_class(f"{s.names[0]}.{base}", s.path) if s.names else None
+            else:
+                sub = self.is_module_class(base, s.path)
+            if sub is True:
+                answer = True
+                break
+            if sub is None and base not in ("object", "Exception", "dict", "list", "tuple", "NamedTuple",
+                                             "typing.NamedTuple", "enum.Enum", "abc.ABC"):
+                answer = None
+        self._module_memo[key] = answer
+        return answer
+
+    # -- call sites across files ---------------------------------------------
+    def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
+        """(caller path, site) for each call in another file that resolves to `function` of `path`."""
+        if self._sites is None:
+            table: dict[str, list[tuple[str, CallSite]]] = {}
+            for caller, s in self._files.items():
+                for site in s.sites:
+                    hit = self.resolve(site.target, caller)
+                    if hit is not None and hit[1] in hit[0].functions and hit[0].path != caller:
+                        table.setdefault(f"{hit[0].path}:{hit[1]}", []).append((caller, site))
+            self._sites = table
+        return self._sites.get(f"{os.path.abspath(path)}:{function}", [])
+
+    def view(self, path: str) -> "ProjectView":
+        return ProjectView(self, os.path.abspath(path))
+
+
+def _is_torch_module(q: str) -> bool:
+    last = q.rsplit(".", 1)[-1]
+    return (q.startswith("torch.nn.") and not q.startswith(("torch.nn.functional", "torch.nn.init", "torch.nn.utils",
+                                                             "torch.nn.Parameter")) and last[:1].isupper())
+
+
+class ProjectView:
+    """The project as one file sees it (what FileIndex holds)."""
+
+    def __init__(self, project: ProjectIndex, path: str):
+        self.project = project
+        self.path = path
+        self.package = package_of(path)
+
+    def is_module_class(self, qualname: str) -> bool | None:
+        return self.project.is_module_class(qualname, self.path)
+
+    def callers_grad(self, function: str, inference_name) -> bool | None:
+        """Whether calls from other files run `function` with grad enabled: None when no other
+        file calls it, False when every such call runs with grad disabled (under no_grad, or in
+        a function decorated so, or in an inference entry point named like `evaluate`)."""
+        sites = self.project.sites_of(self.path, function)
+        if not sites:
+            return None
+        return any(not site.no_grad and not (site.caller and inference_name(site.caller)) for _p, site in sites)
+
+    def facts(self, qualnames) -> tuple:
+        """What this file reads from the project, for the incremental parser's reuse key."""
+        return tuple((q, self.is_module_class(q)) for q in sorted(qualnames))
