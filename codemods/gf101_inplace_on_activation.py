@@ -109,7 +109,13 @@ class InplaceOnActivation(Rule):
             meth = node.func.attr.value
             if meth not in INPLACE_METHODS:
                 return None
-            op_text = f".{meth}()"
+            outer = ctx.index.parents.get(ctx.index.parents.get(node))
+            if isinstance(outer, cst.Call) and outer.func.value is node and outer.func.attr.value in INPLACE_METHODS:
+                return None  # `x.add_(1).div_(2)`: the outermost call reports the chain
+            calls, base = _inplace_chain(node)
+            op_text = "".join(f".{c.func.attr.value}()" for c in reversed(calls))
+            if len(calls) > 1 and isinstance(base, cst.Name):
+                target = base  # the chain writes into `x` once per call
         saved = flow.saved_before(binding, st.index)
         if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
             saved = []  # backward() already used (and freed) the graph that saved it
@@ -163,12 +169,30 @@ class InplaceOnActivation(Rule):
                 value=value,
                 semicolon=node.semicolon,
             )
-        meth = node.func.attr.value
-        outplace = INPLACE_METHODS.get(meth)
-        if outplace is None:
+        calls, _base = _inplace_chain(node)
+        if any(INPLACE_METHODS.get(c.func.attr.value) is None for c in calls):
             return None
-        call = node.with_changes(func=node.func.with_changes(attr=cst.Name(outplace)))
+        call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+def _inplace_chain(call: cst.Call) -> tuple[list[cst.Call], cst.BaseExpression]:
+    """`x.add_(1).div_(2)` -> ([div_ call, add_ call], x): the in-place calls, outermost first,
+    and what the innermost one is called on."""
+    calls = []
+    cur: cst.BaseExpression = call
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in INPLACE_METHODS:
+        calls.append(cur)
+        cur = cur.func.value
+    return calls, cur
+
+
+def _out_of_place(call: cst.BaseExpression) -> cst.BaseExpression:
+    """The chain with every in-place method replaced by its out-of-place form."""
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in INPLACE_METHODS:
+        return call.with_changes(func=call.func.with_changes(value=_out_of_place(call.func.value),
+                                                             attr=cst.Name(INPLACE_METHODS[call.func.attr.value])))
+    return call
 
 
 RULE = InplaceOnActivation
