@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.flow import Kind
+from gradfix.analysis.torchapi import MAYBE_ALIAS_METHODS
 from gradfix.engine import apply_fixes
 from gradfix.model import Edit, Fix, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -77,8 +78,11 @@ class DetachAliasMutated(Rule):
         kept = {"name": f"`{holder.name}`" if holder else "a name", "attribute": "an attribute",
                 "container": "a container", "chained": "the same expression"}[event.kept_in]
         mutated = f"`{who.name}`" if who is not None else "it"
-        message = (f"`{ctx.code(event.call)}` kept in {kept} shares storage with `{source_name}`, and {mutated} is "
-                   f"mutated in place at line {ctx.span(flow.steps[i].node).line}: both change")
+        maybe = _maybe_alias_calls(event.expr, event.call)
+        when = "" if not maybe else (f" when {' and '.join(f'`.{m}()`' for m in maybe)} returns the tensor itself "
+                                     f"(it is already on that device or of that dtype)")
+        message = (f"`{ctx.code(event.call)}` kept in {kept} shares storage with `{source_name}`{when}, and {mutated} "
+                   f"is mutated in place at line {ctx.span(flow.steps[i].node).line}: both change")
         read_after = holder is not None and flow.reads_after(holder, i)
         unsafe = read_after or event.kept_in in ("attribute", "container", "chained")
         clone = cst.Call(func=cst.Attribute(value=event.call, attr=cst.Name("clone")))
@@ -140,6 +144,17 @@ class DetachAliasMutated(Rule):
         reference = apply_fixes(ctx.module, [Fix("reference", tuple(edits), Safety.SAFE)])
         return {"kind": "reference", "reference": reference,
                 "why": "the in-place op on the detached copy"}
+
+
+def _maybe_alias_calls(expr, detach_call) -> list[str]:
+    """The methods between `detach()` and the stored value that alias only on some devices or
+    dtypes (`t.detach().cpu()`: the same storage on a CPU run, a copy on a GPU run)."""
+    found = []
+    while isinstance(expr, cst.Call) and expr is not detach_call and isinstance(expr.func, cst.Attribute):
+        if expr.func.attr.value in MAYBE_ALIAS_METHODS and expr.func.attr.value != "numpy":
+            found.append(expr.func.attr.value)
+        expr = expr.func.value
+    return list(reversed(found))
 
 
 RULE = DetachAliasMutated

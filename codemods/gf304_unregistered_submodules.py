@@ -205,8 +205,8 @@ class UnregisteredSubmodules(Rule):
         empty = isinstance(value, (cst.List, cst.Dict)) and not value.elements
         if ctors is not None or (empty and filled):
             ctors = ctors if ctors is not None else filled
-            if not any(trains(c) for c in ctors):
-                return None  # parameter-free modules only: nothing to train or save
+            if not any(trains(c) and not index.parameter_free_project_class(c) for c in ctors):
+                return None  # parameter-free modules only (torch's, or a project class): nothing to train or save
             is_dict = isinstance(value, (cst.Dict, cst.DictComp))
             wrapper = "ModuleDict" if is_dict else "ModuleList"
             kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",

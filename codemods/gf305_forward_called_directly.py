@@ -30,14 +30,15 @@ class ForwardCalledDirectly(Rule):
     docs = RuleDocs(
         what=(
             "Finds `m.forward(...)` where `m` is shown to be an `nn.Module`: a name bound in the file only to an "
-            "`nn.Module` constructor or a model class of the file (also wrapped: `weight_norm(nn.Linear(...))`, "
+            "`nn.Module` constructor or a model class of the project (of the file, or imported from another "
+            "checked file that shows it subclasses `nn.Module`; also wrapped: `weight_norm(nn.Linear(...))`, "
             "`spectral_norm(...)`, pruning), a parameter annotated as `nn.Module` (or a module class), an attribute "
             "`self.encoder` that its class assigns only from such constructors (a submodule of a module class, or "
             "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`), and "
             "`agent.net.forward(s)` for `agent = Agent()` of the file. "
             "Left alone, because `obj(x)` could raise TypeError there: a receiver whose class is unknown (a "
             "parameter without annotation, however it is named; an object built by a class or function of another "
-            "file), an instance of a plain class, a TorchScript object (`torch.jit.load(...)`, `torch.jit.script` "
+            "file that is not checked with this one, or whose module-ness the project index cannot show), an instance of a plain class, a TorchScript object (`torch.jit.load(...)`, `torch.jit.script` "
             "of a function), and an attribute also assigned from anything else. "
             "Never fires on `super().forward(...)`, `self.forward(...)` inside the module's own methods, "
             "`Base.forward(self, x)`, a module class's `self.module` given by the caller (a wrapper), or code that "
@@ -127,8 +128,8 @@ class ForwardCalledDirectly(Rule):
         """(setup statement(s) that build it, how it is known to be a module) or (None, None).
         Only a receiver shown to be an nn.Module counts: a name bound only to module constructors
         (or a parameter annotated as one), or an attribute its class assigns only from them.
-        Anything else (a parameter without annotation, an object of another file, a TorchScript
-        object) is unknown, and `obj(x)` could raise TypeError there: no finding."""
+        Anything else (a parameter without annotation, an object of a class from another file that
+        the project index cannot show is a module, a TorchScript object) is unknown, and `obj(x)` could raise TypeError there: no finding."""
         index = ctx.index
         if isinstance(recv, cst.Attribute):
             attr = recv.attr.value

@@ -175,3 +175,57 @@ def test_cli_check_reads_the_project(project):
     data = json.loads(out.stdout)
     rows = data if isinstance(data, list) else data.get("findings", [])
     assert {(Path(r["path"]).name, r["rule"]) for r in rows} == {("train.py", "GF305")}
+
+
+WRAPPERS = '''\
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class SoftDrop(nn.Module):
+    def __init__(self, p, name=None):
+        super().__init__()
+        self.p = p
+        self.name = name
+
+    def forward(self, x):
+        return F.dropout(x, self.p, self.training)
+
+
+class Scaled(SoftDrop):
+    def __init__(self, p):
+        super().__init__(p)
+        self.gain = nn.Parameter(torch.ones(1))
+'''
+
+STACK = '''\
+import torch.nn as nn
+from wrappers import SoftDrop, Scaled
+
+
+class Stack(nn.Module):
+    def __init__(self, n):
+        super().__init__()
+        self.drops = []
+        self.gains = []
+        for _ in range(n):
+            self.drops.append(SoftDrop(0.1))
+            self.gains.append(Scaled(0.1))
+
+    def forward(self, x):
+        for d, g in zip(self.drops, self.gains):
+            x = g(d(x))
+        return x
+'''
+
+
+def test_parameter_free_classes_across_files(tmp_path, monkeypatch):
+    write(tmp_path, {"wrappers.py": WRAPPERS, "stack.py": STACK})
+    files = {str(p): p.read_text() for p in tmp_path.rglob("*.py")}
+    view = ProjectIndex.build(files, str(tmp_path)).view(str(tmp_path / "stack.py"))
+    assert view.parameter_free("wrappers.SoftDrop") is True
+    assert view.parameter_free("wrappers.Scaled") is False  # its own nn.Parameter
+    assert view.parameter_free("torch.nn.Linear") is None   # not the project's: the torch tables decide
+    # GF304: a plain list of a parameter-free module has nothing to register; one with parameters does
+    got = findings(tmp_path, monkeypatch)
+    assert [(p, line) for p, line, rule in got if rule == "GF304"] == [("stack.py", 9)]

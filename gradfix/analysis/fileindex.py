@@ -246,6 +246,11 @@ class FileIndex:
         """A class another file of the project defines as an nn.Module subclass."""
         return self.project is not None and "." in q and self.project.is_module_class(q) is True
 
+    def parameter_free_project_class(self, q: str | None) -> bool:
+        """A module class another file of the project defines that creates no parameter, buffer or
+        submodule (nor do its bases): a dropout or pooling wrapper."""
+        return self.project is not None and q is not None and "." in q and self.project.parameter_free(q) is True
+
     def plain_project_class(self, q: str | None) -> bool:
         """A class another file of the project defines, provably not an nn.Module."""
         return self.project is not None and q is not None and "." in q and self.project.is_module_class(q) is False

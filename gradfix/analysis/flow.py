@@ -92,6 +92,17 @@ class DetachEvent:
     expr: cst.CSTNode            # the whole stored expression (t.detach().cpu())
 
 
+def _maybe_alias(b: Binding) -> bool:
+    """Whether the chain from `b` to its storage's root passes through a maybe-alias link."""
+    seen = set()
+    while b.alias_of is not None and id(b) not in seen:
+        if b.alias_how == "maybe":
+            return True
+        seen.add(id(b))
+        b = b.alias_of
+    return False
+
+
 class Flow:
     def __init__(self, index, scope: cst.CSTNode):
         self.index = index
@@ -218,10 +229,12 @@ class Flow:
         return b if b is not None else self.env.get(name.value)
 
     def live_aliases(self, b: Binding, step: int) -> list[str]:
-        """Other holders of `b`'s storage that are read after `step`, or escaped before it."""
+        """Other holders of `b`'s storage that are read after `step`, or escaped before it. A name
+        linked through `.cpu()` / `.to()` / `.float()` is not counted: whether it shares the
+        storage depends on the device and dtype at run time."""
         found = []
         for other in self.bindings:
-            if not other.shares_storage(b):
+            if not other.shares_storage(b) or _maybe_alias(other) or _maybe_alias(b):
                 continue
             if other.step == step:
                 # `h = h.mul_(2)`, `s = s.float().masked_fill_(m, v).type_as(s)`: the name holds the
@@ -594,6 +607,10 @@ class Flow:
                     return None
                 if meth in torchapi.VIEW_METHODS or meth in torchapi.MAYBE_ALIAS_METHODS \
                         or torchapi.is_inplace_method(meth) or meth in ("chunk", "split", "unbind"):
+                    if meth in torchapi.MAYBE_ALIAS_METHODS and meth not in torchapi.VIEW_METHODS:
+                        # `.cpu()`, `.to(dev)`, `.float()` return the tensor itself only when it is
+                        # already on that device / of that dtype: an alias the code cannot show
+                        how = "maybe"
                     how = how or ("detach" if meth == "detach" else "chunk" if meth in ("chunk", "split", "unbind")
                                   else "same" if torchapi.is_inplace_method(meth) else "view")
                     expr = expr.func.value

@@ -46,6 +46,7 @@ class FileSummary:
     imports: dict[str, str] = field(default_factory=dict)    # local alias -> qualified name
     classes: dict[str, tuple[str, ...]] = field(default_factory=dict)  # class -> qualified bases
     functions: frozenset[str] = frozenset()          # top-level functions, and `Class.method`
+    stateless: frozenset[str] = frozenset()          # classes whose own code creates no parameter or submodule
     sites: tuple[CallSite, ...] = ()
 
 
@@ -132,9 +133,12 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
 
     classes: dict[str, tuple[str, ...]] = {}
     functions: set[str] = set()
+    stateless: set[str] = set()
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             classes[node.name] = tuple(q for q in (qualify(b) for b in node.bases) if q)
+            if _creates_no_state(node):
+                stateless.add(node.name)
             functions.update(f"{node.name}.{m.name}" for m in node.body
                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -196,7 +200,30 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
             visit(child, inner, caller, local)
 
     visit(tree, False, None, instances(tree))
-    return FileSummary(path, names, imports, classes, frozenset(functions), tuple(sites))
+    return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites))
+
+
+_REGISTERING = frozenset({"register_parameter", "register_buffer", "add_module", "register_module"})
+
+
+def _creates_no_state(cls: ast.ClassDef) -> bool:
+    """Whether the class's own methods assign `self.x` only values made without a call (numbers,
+    flags, names: `self.p = p`) and register nothing: it adds no parameter, buffer or submodule
+    of its own (a dropout or pooling wrapper)."""
+    for node in ast.walk(cls):
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            to_self = any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
+                          for target in targets for t in ast.walk(target))
+            if to_self and any(isinstance(v, ast.Call) for v in ast.walk(node.value)):
+                return False
+        elif isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+            first = node.args[0] if node.args else None
+            if name in _REGISTERING or (name == "setattr" and isinstance(first, ast.Name) and first.id == "self"):
+                return False
+    return True
 
 
 def _scope_nodes(scope: ast.AST):
@@ -267,8 +294,8 @@ class ProjectIndex:
                 return
             del self._files[key]
         else:
-            if old is not None and (old.imports, old.classes, old.functions, old.sites) == (
-                    summary.imports, summary.classes, summary.functions, summary.sites):
+            if old is not None and (old.imports, old.classes, old.functions, old.stateless, old.sites) == (
+                    summary.imports, summary.classes, summary.functions, summary.stateless, summary.sites):
                 return
             self._files[key] = summary
         self._by_name = self._sites = None
@@ -395,6 +422,28 @@ class ProjectIndex:
         self._module_memo[key] = answer
         return answer
 
+    def parameter_free(self, qualname: str, near: str | None = None, _seen=None) -> bool | None:
+        """True: a project module class that neither it nor any base creates a parameter, buffer
+        or submodule in (a dropout or pooling wrapper); False: one that may; None: unknown."""
+        hit = self.resolve(qualname, near)
+        if hit is None or hit[1] not in hit[0].classes:
+            return None
+        s, name = hit
+        seen = _seen if _seen is not None else set()
+        if (s.path, name) in seen:
+            return None
+        seen.add((s.path, name))
+        if name not in s.stateless:
+            return False
+        for base in s.classes[name]:
+            if base == _MODULE_BASE:
+                continue
+            full = f"{s.names[0]}.{base}" if base in s.classes and s.names else base
+            sub = self.parameter_free(full, s.path, seen)
+            if sub is not True:
+                return sub
+        return True if self.is_module_class(qualname, near) else None
+
     # -- call sites across files ---------------------------------------------
     def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
         """(caller path, site) for each call in another file that resolves to `function` of `path`."""
@@ -429,6 +478,9 @@ class ProjectView:
     def is_module_class(self, qualname: str) -> bool | None:
         return self.project.is_module_class(qualname, self.path)
 
+    def parameter_free(self, qualname: str) -> bool | None:
+        return self.project.parameter_free(qualname, self.path)
+
     def callers_grad(self, function: str, inference_name) -> bool | None:
         """Whether calls from other files run `function` with grad enabled: None when no other
         file calls it, False when every such call runs with grad disabled (under no_grad, or in
@@ -440,4 +492,4 @@ class ProjectView:
 
     def facts(self, qualnames) -> tuple:
         """What this file reads from the project, for the incremental parser's reuse key."""
-        return tuple((q, self.is_module_class(q)) for q in sorted(qualnames))
+        return tuple((q, self.is_module_class(q), self.parameter_free(q)) for q in sorted(qualnames))
