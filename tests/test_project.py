@@ -229,3 +229,20 @@ def test_parameter_free_classes_across_files(tmp_path, monkeypatch):
     # GF304: a plain list of a parameter-free module has nothing to register; one with parameters does
     got = findings(tmp_path, monkeypatch)
     assert [(p, line) for p, line, rule in got if rule == "GF304"] == [("stack.py", 9)]
+
+
+def test_the_language_server_reads_a_documents_folder_once_and_refreshes_the_document(tmp_path):
+    from gradfix.cli.lsp import _refresh_project
+
+    write(tmp_path, {"nets.py": NETS, "train.py": TRAIN})
+    index = ProjectIndex(str(tmp_path))
+    _refresh_project(index, str(tmp_path / "train.py"), TRAIN)
+    view = index.view(str(tmp_path / "train.py"))
+    assert view.is_module_class("nets.Classifier") is True  # the sibling was read from disk
+    # the unsaved buffer wins over the file on disk, for the document itself
+    edited = NETS.replace("class Settings:", "class Settings(nn.Module):")
+    _refresh_project(index, str(tmp_path / "nets.py"), edited)
+    assert view.is_module_class("nets.Settings") is True
+    (tmp_path / "nets.py").write_text(NETS)
+    _refresh_project(index, str(tmp_path / "train.py"), TRAIN)  # the folder is not read again
+    assert view.is_module_class("nets.Settings") is True
