@@ -145,61 +145,79 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
             functions.add(node.name)
     sites: list[CallSite] = []
 
-    def instances(scope: ast.AST) -> dict[str, str]:
-        """Names a scope binds only to instances of one imported class: `model = Net().to(dev)`."""
-        seen: dict[str, set] = {}
-        for n in _scope_nodes(scope):
-            if isinstance(n, ast.Assign):
-                for t in n.targets:
-                    if isinstance(t, ast.Name):
-                        seen.setdefault(t.id, set()).add(_built_class(n.value, qualify))
-            elif isinstance(n, (ast.AnnAssign, ast.AugAssign, ast.NamedExpr)) and isinstance(n.target, ast.Name):
-                seen.setdefault(n.target.id, set()).add(None)
-            elif isinstance(n, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)):
-                for t in ast.walk(n.target if isinstance(n, (ast.For, ast.AsyncFor)) else ast.Tuple(
-                        [i.optional_vars for i in n.items if i.optional_vars is not None], ast.Load())):
-                    if isinstance(t, ast.Name):
-                        seen.setdefault(t.id, set()).add(None)
-        return {name: next(iter(cs)) for name, cs in seen.items() if len(cs) == 1 and None not in cs}
+    class Scope:
+        """One function's (or the module's) bindings, and its calls on local names, resolved
+        when the scope is done: `model = Net()` may come after the call in the source."""
 
-    def target_of(func: ast.expr, local: dict[str, str]) -> str | None:
-        d = _dotted(func)
-        if d is None:
-            return None
-        head, _, rest = d.partition(".")
-        if head in local:
-            return f"{local[head]}.{rest}" if rest and "." not in rest else (
-                f"{local[head]}.forward" if not rest else None)
-        if head in imports and not (head in functions or head in classes):
-            return qualify(func)
-        return None
+        def __init__(self):
+            self.bound: dict[str, set] = {}
+            self.pending: list[tuple[str, str, bool, str | None, int]] = []
 
-    def visit(node: ast.AST, no_grad: bool, caller: str | None, local: dict[str, str]) -> None:
+        def bind(self, target: ast.AST, value: ast.expr | None) -> None:
+            for t in ast.walk(target):
+                if isinstance(t, ast.Name):
+                    built = _built_class(value, qualify) if value is not None and t is target else None
+                    self.bound.setdefault(t.id, set()).add(built)
+
+        def finish(self) -> None:
+            for head, rest, no_grad, caller, line in self.pending:
+                classes_ = self.bound.get(head)
+                if classes_ is None or len(classes_) != 1 or None in classes_:
+                    continue
+                cls = next(iter(classes_))
+                if not rest:
+                    sites.append(CallSite(f"{cls}.forward", no_grad, caller, line))
+                elif "." not in rest:
+                    sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
+
+    def visit(node: ast.AST, no_grad: bool, caller: str | None, scope: Scope) -> None:
         for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            kind = type(child)
+            if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 decorated = any(qualify(d.func if isinstance(d, ast.Call) else d) in _NO_GRAD
                                 for d in child.decorator_list)
-                visit(child, decorated, child.name, instances(child))
+                inner_scope = Scope()
+                a = child.args
+                for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
+                    if arg is not None:
+                        inner_scope.bind(ast.Name(arg.arg), None)  # a parameter may hold anything
+                visit(child, decorated, child.name, inner_scope)
+                inner_scope.finish()
+                scope.bind(ast.Name(child.name), None)
                 continue
-            if isinstance(child, ast.ClassDef):
-                visit(child, False, None, {})
-                continue
-            if isinstance(child, ast.Lambda):
-                visit(child, no_grad, caller, local)
+            if kind is ast.ClassDef:
+                visit(child, False, None, Scope())
                 continue
             inner = no_grad
-            if isinstance(child, (ast.With, ast.AsyncWith)):
+            if kind is ast.Assign:
+                for t in child.targets:
+                    scope.bind(t, child.value)
+            elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
+                scope.bind(child.target, None)
+            elif kind is ast.For or kind is ast.AsyncFor:
+                scope.bind(child.target, None)
+            elif kind is ast.With or kind is ast.AsyncWith:
                 for item in child.items:
                     e = item.context_expr
                     if isinstance(e, ast.Call) and qualify(e.func) in _NO_GRAD:
                         inner = True
-            if isinstance(child, ast.Call):
-                q = target_of(child.func, local)
-                if q is not None:
-                    sites.append(CallSite(q, no_grad, caller, child.lineno))
-            visit(child, inner, caller, local)
+                    if item.optional_vars is not None:
+                        scope.bind(item.optional_vars, None)
+            elif kind is ast.Call:
+                d = _dotted(child.func)
+                if d is not None:
+                    head, _, rest = d.partition(".")
+                    if head in imports and not (head in functions or head in classes):
+                        q = qualify(child.func)
+                        if q is not None:
+                            sites.append(CallSite(q, no_grad, caller, child.lineno))
+                    else:
+                        scope.pending.append((head, rest, no_grad, caller, child.lineno))
+            visit(child, inner, caller, scope)
 
-    visit(tree, False, None, instances(tree))
+    top = Scope()
+    visit(tree, False, None, top)
+    top.finish()
     return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites))
 
 
@@ -224,16 +242,6 @@ def _creates_no_state(cls: ast.ClassDef) -> bool:
             if name in _REGISTERING or (name == "setattr" and isinstance(first, ast.Name) and first.id == "self"):
                 return False
     return True
-
-
-def _scope_nodes(scope: ast.AST):
-    """The nodes of one scope: nested functions and classes are other scopes."""
-    stack = list(ast.iter_child_nodes(scope))
-    while stack:
-        n = stack.pop()
-        yield n
-        if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(n))
 
 
 _MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
