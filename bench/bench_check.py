@@ -77,9 +77,9 @@ def main() -> None:
         files, lines = make_tree(tree, args.lines)
         ours, peer = [], []
         for _ in range(args.repeat):
-            ours.append(timed([gradfix, "check", str(tree)]))
+            ours.append(timed([gradfix, "check", "--no-cache", "-j", "1", str(tree)]))
             peer.append(timed([sys.executable, "-c", PEER, str(tree)]))
-        o_mem = peak_rss([gradfix, "check", str(tree)])
+        o_mem = peak_rss([gradfix, "check", "--no-cache", "-j", "1", str(tree)])
         p_mem = peak_rss([sys.executable, "-c", PEER, str(tree)])
     o_wall, o_cpu = min(ours)
     p_wall, p_cpu = min(peer)

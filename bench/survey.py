@@ -97,6 +97,7 @@ def count_python(tree: Path) -> tuple[int, int]:
 
 def run_gradfix(tree: Path, timeout: float, pythonpath: str = "") -> tuple[list[dict], list[dict], int]:
     env = dict(os.environ)
+    env["GRADFIX_NO_CACHE"] = "1"  # measure the analysis, and write nothing into the surveyed trees
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(

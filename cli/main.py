@@ -85,6 +85,28 @@ def with_common(fn):
     return fn
 
 
+def jobs_and_cache(fn):
+    fn = click.option("--no-cache", is_flag=True, envvar="GRADFIX_NO_CACHE",
+                      help="Read and write no cached results (.gradfix_cache/ under the project root).")(fn)
+    return click.option("--jobs", "-j", type=click.IntRange(min=1), default=None,
+                        help="Processes: files are analysed in parallel on every core by default; the verifier "
+                             "uses this many workers (default 1).")(fn)
+
+
+def _jobs(jobs: int | None) -> int:
+    from gradfix.parallel import default_jobs
+
+    return jobs if jobs is not None else default_jobs()
+
+
+def _cache(config: Config, no_cache: bool):
+    if no_cache:
+        return None
+    from gradfix.cache import Cache
+
+    return Cache(os.environ.get("GRADFIX_CACHE_DIR") or config.root or os.getcwd())
+
+
 def _verifier(enabled: bool, jobs: int, timeout: float):
     if not enabled:
         return None
@@ -102,17 +124,19 @@ def main() -> None:
 @main.command()
 @with_common
 @click.option("--verify", is_flag=True, help="Also run the verifier on each fix and show its verdict (writes nothing).")
-@click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
+@jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, verify, jobs, timeout):
+def check(paths, select, ignore, fmt, verify, jobs, no_cache, timeout):
     """List hazards. Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore)
+    cache = _cache(config, no_cache)
     verdicts: dict[tuple[str, int, str], tuple[str, str]] = {}
     if verify:
-        verifier = _verifier(True, jobs, timeout)
+        verifier = _verifier(True, jobs or 1, timeout)
         try:
-            report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier)
+            report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier,
+                               jobs=_jobs(jobs), cache=cache)
         finally:
             verifier.close()
         for res in report.fixes:
@@ -121,7 +145,7 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
             # every change was rejected, so the findings are those of the file as it is
             report.lints.append(FileLint(res.path, res.findings))
     else:
-        report = lint_paths(engine, paths, config)
+        report = lint_paths(engine, paths, config, jobs=_jobs(jobs), cache=cache)
     total = sum(len(l.findings) for l in report.lints)
     if fmt == "json":
         out = {"findings": [], "errors": [_error_json(e) for e in report.errors]}
@@ -169,9 +193,10 @@ def _reject_all(changes):
 @click.option("--no-verify", is_flag=True, help="Skip verification: apply safe fixes only (plus unsafe with --unsafe-fixes).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --no-verify, also apply fixes marked unsafe.")
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
-@click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
+@jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes, allow_untestable, jobs, timeout):
+def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes, allow_untestable, jobs, no_cache,
+          timeout):
     """Apply verified rewrites (or print them with --diff)."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore)
@@ -181,10 +206,11 @@ def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes
             raise click.UsageError("-i and --diff cannot be combined")
         from gradfix.cli.interactive import run_interactive
 
-        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs, timeout=timeout))
-    verifier = _verifier(not no_verify, jobs, timeout)
+        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs or 1, timeout=timeout))
+    verifier = _verifier(not no_verify, jobs or 1, timeout)
     try:
-        report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier, write=not diff)
+        report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier, write=not diff,
+                           jobs=_jobs(jobs), cache=_cache(config, no_cache))
     finally:
         if verifier is not None:
             verifier.close()

@@ -185,6 +185,13 @@ class Engine:
         # the run's other files (analysis/project.py), set by the front end that knows them
         self.project = None
 
+    @property
+    def fingerprint(self) -> str:
+        """The rules in force and their options (a results-cache key part)."""
+        import json
+
+        return json.dumps([(r.id, sorted(r.options.items())) for r in self.rules], default=repr)
+
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,

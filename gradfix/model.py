@@ -70,6 +70,21 @@ class Finding:
     def fixable(self) -> bool:
         return self.fix is not None
 
+    def to_record(self) -> dict[str, Any]:
+        """Plain JSON data (the cache and the worker processes of `check -j` pass findings so); a
+        fix keeps its description, safety and contract but not its edits, which point into a
+        tree that stays with the process that parsed it."""
+        fix = None if self.fix is None else {"description": self.fix.description, "safety": self.fix.safety.value,
+                                             "contract": self.fix.contract}
+        return {"rule": self.rule, "name": self.name, "message": self.message,
+                "span": [self.span.line, self.span.column, self.span.end_line, self.span.end_column], "fix": fix}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> "Finding":
+        fix = data.get("fix")
+        return cls(rule=data["rule"], name=data["name"], message=data["message"], span=Span(*data["span"]),
+                   fix=None if fix is None else Fix(fix["description"], (), Safety(fix["safety"]), fix["contract"]))
+
 
 @dataclass(frozen=True)
 class FileError:
@@ -78,6 +93,13 @@ class FileError:
     path: str
     line: int | None
     message: str
+
+    def to_record(self) -> dict[str, Any]:
+        return {"path": self.path, "line": self.line, "message": self.message}
+
+    @classmethod
+    def from_record(cls, data: dict[str, Any]) -> "FileError":
+        return cls(data["path"], data["line"], data["message"])
 
 
 class Verdict(str, enum.Enum):

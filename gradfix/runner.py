@@ -58,13 +58,40 @@ def with_project(engine: Engine, sources: list, config: Config) -> list:
     return sources
 
 
-def lint_paths(engine: Engine, paths: Iterable[str], config: Config) -> RunReport:
+def lint_paths(engine: Engine, paths: Iterable[str], config: Config, jobs: int = 1, cache=None) -> RunReport:
+    """Findings of every file, in discovery order: from the cache (gradfix/cache.py) when a
+    file, the rules and the project facts it reads are unchanged, else linted (in a pool of
+    `jobs` processes when that pays)."""
     report = RunReport()
-    for shown, source in with_project(engine, list(iter_sources(paths, config, report)), config):
-        findings, errors = engine.lint_source(source.text, shown)
+    sources = with_project(engine, list(iter_sources(paths, config, report)), config)
+    for (shown, _source), (findings, errors) in zip(sources, lint_sources(engine, sources, jobs, cache)):
         report.errors.extend(errors)
         report.lints.append(FileLint(shown, findings))
     return report
+
+
+def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None) -> list:
+    from gradfix.parallel import lint_many
+
+    results: list = [None] * len(sources)
+    keys: dict[int, str] = {}
+    todo: list[int] = []
+    rules = engine.fingerprint if cache is not None else ""
+    for i, (shown, source) in enumerate(sources):
+        if cache is not None:
+            facts = engine.project.fingerprint(shown) if engine.project is not None else ""
+            keys[i] = cache.key(shown, source.text, rules, facts)
+            hit = cache.get(keys[i])
+            if hit is not None:
+                results[i] = hit
+                continue
+        todo.append(i)
+    fresh = lint_many(engine, [(sources[i][0], sources[i][1].text) for i in todo], jobs)
+    for i, result in zip(todo, fresh):
+        results[i] = result
+        if cache is not None:
+            cache.put(keys[i], *result)
+    return results
 
 
 def fix_paths(
@@ -75,12 +102,22 @@ def fix_paths(
     verifier=None,
     write: bool = False,
     after_file: Callable[[FixResult], None] | None = None,
+    jobs: int = 1,
+    cache=None,
 ) -> RunReport:
-    """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person)."""
+    """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person).
+    A first pass lints every file (cached, in parallel); only files with a fixable finding are
+    parsed again to build and verify their fixes."""
     report = RunReport()
-    for shown, source in with_project(engine, list(iter_sources(paths, config, report)), config):
-        result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
-                                   project_root=config.root or os.getcwd())
+    sources = with_project(engine, list(iter_sources(paths, config, report)), config)
+    linted = lint_sources(engine, sources, jobs, cache)
+    for (shown, source), (findings, errors) in zip(sources, linted):
+        if not any(f.fixable for f in findings):
+            result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
+                               errors=list(errors))
+        else:
+            result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
+                                       project_root=config.root or os.getcwd())
         report.errors.extend(result.errors)
         if write and result.fixed != result.original:
             try:

@@ -465,6 +465,46 @@ class ProjectIndex:
             self._sites = table
         return self._sites.get(f"{os.path.abspath(path)}:{function}", [])
 
+    def dependencies(self, path: str) -> list[str]:
+        """The project files whose summaries this file's facts may read: the files of every module
+        its imports name, and theirs in turn (a base class may come from a third file)."""
+        start = os.path.abspath(path)
+        found: list[str] = []
+        seen = {start}
+        stack = [start]
+        while stack:
+            s = self._files.get(stack.pop())
+            if s is None:
+                continue
+            for q in s.imports.values():
+                parts = q.split(".")
+                for k in range(len(parts), 0, -1):
+                    dep = self._module_file(".".join(parts[:k]), s.path)
+                    if dep is not None:
+                        if dep not in seen:
+                            seen.add(dep)
+                            found.append(dep)
+                            stack.append(dep)
+                        break
+        return sorted(found)
+
+    def fingerprint(self, path: str) -> str:
+        """What a cached result of `path` must be keyed by besides its own text: the summaries of
+        the files it depends on, and the calls of its functions from other files."""
+        import hashlib
+
+        h = hashlib.sha256()
+        for dep in self.dependencies(path):
+            s = self._files[dep]
+            h.update(repr((dep, s.names, sorted(s.imports.items()), sorted(s.classes.items()), sorted(s.functions),
+                           sorted(s.stateless))).encode())
+        own = self._files.get(os.path.abspath(path))
+        if own is not None:
+            h.update(repr(own.names).encode())
+            for fn in sorted(own.functions):
+                h.update(repr([(p, site.no_grad, site.caller) for p, site in self.sites_of(own.path, fn)]).encode())
+        return h.hexdigest()
+
     def view(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.abspath(path))
 

@@ -1,0 +1,71 @@
+"""`check` on every core: files are independent units, linted in a pool of worker processes.
+
+A file's findings depend only on its text, the rules and the project facts, all of which the
+workers get at start-up, so the results are the same whatever the scheduling; they come back
+as plain records (model.Finding.to_record) and are put in discovery order by the caller.
+Small runs stay in-process: forking workers costs more than linting a few files.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from gradfix.model import FileError, Finding
+
+# below this many lines in all, one process is faster than a pool
+POOL_MIN_LINES = 4000
+
+_engine = None
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def _start(rules, config, project) -> None:
+    global _engine
+    from gradfix.engine import Engine
+
+    _engine = Engine(rules, config)
+    _engine.project = project
+
+
+def _lint_one(item: tuple[str, str]) -> tuple[list[dict], list[dict]]:
+    path, text = item
+    try:
+        findings, errors = _engine.lint_source(text, path)
+    except Exception as exc:  # one file's crash must not cost the run its other files
+        return [], [FileError(path, None, f"gradfix internal error: {type(exc).__name__}: {exc}").to_record()]
+    return [f.to_record() for f in findings], [e.to_record() for e in errors]
+
+
+def lint_many(engine, items: list[tuple[str, str]], jobs: int) -> list[tuple[list[Finding], list[FileError]]]:
+    """(findings, errors) for each (path, text), in the order given."""
+    lines = sum(text.count("\n") for _p, text in items)
+    if jobs <= 1 or len(items) < 2 or lines < POOL_MIN_LINES:
+        return [engine.lint_source(text, path) for path, text in items]
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    rules = [type(r) for r in engine.rules]
+    # the largest files first, so that no worker is left with a big one at the end
+    order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
+    results: list = [None] * len(items)
+    with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context, initializer=_start,
+                             initargs=(rules, engine.config, engine.project)) as pool:
+        futures = {i: pool.submit(_lint_one, items[i]) for i in order}
+        for i, future in futures.items():
+            try:
+                findings, errors = future.result()
+            except BrokenProcessPool:
+                path = items[i][0]
+                results[i] = ([], [FileError(path, None, "an analysis worker died (out of memory or a crash in the "
+                                                         "parser); rerun with --jobs 1 to see which file")])
+                continue
+            results[i] = ([Finding.from_record(f) for f in findings], [FileError.from_record(e) for e in errors])
+    return results
