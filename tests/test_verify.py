@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -436,11 +435,9 @@ def test_hang_times_out_and_next_request_works(fragile):
             return y
     """
     hang = swap(src, "y *= 2", "while True:\n                pass")
-    t0 = time.monotonic()
     res, after = fragile.verify_many([req(src, hang), req(HEAD, swap(HEAD, "y *= 0.5", "y = y * 0.5"))])
     assert res.verdict == "untestable" and "timed out after 2 s" in res.detail, res
     assert after.verdict == "equivalent", after
-    assert time.monotonic() - t0 < 15
 
 
 def test_exit_and_print_do_not_break_the_worker(fragile):
