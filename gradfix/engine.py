@@ -18,7 +18,7 @@ import libcst as cst
 
 from gradfix import suppression
 from gradfix.analysis import FileIndex, tree
-from gradfix.config import Config
+from gradfix.config import Config, selects
 from gradfix.diffing import line_map
 from gradfix.model import FileError, Finding, Fix, Safety, Verdict
 from gradfix.rule import Rule, RuleContext
@@ -204,6 +204,9 @@ class Engine:
             index.keep_flows()
         finally:
             index.release()
+        if found and self.config.per_file_ignores:
+            off = self.config.ignored_in(path)
+            found = [f for f in found if not any(selects(s, f.rule) for s in off)]
         if found:
             # comments are read only when there is something to suppress
             table = reuse.suppressions() if reuse is not None else suppression.suppressions(source)
