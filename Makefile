@@ -18,13 +18,15 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # The demo installs quietly (the log is kept in build/venv.log) and shows only gradfix's output.
+DEMO_GRADFIX ?= $(CURDIR)/$(VENV)/bin/gradfix
+DEMO_DIR ?= build/demo
 demo:
 	@mkdir -p build
 	@if [ ! -f $(STAMP) ] || [ pyproject.toml -nt $(STAMP) ]; then \
 	  echo "Setting up .venv (torch CPU wheel, then gradfix; log: build/venv.log)..."; \
 	  $(MAKE) --no-print-directory venv > build/venv.log 2>&1 || { tail -n 20 build/venv.log; exit 1; }; \
 	fi
-	@bash examples/demo.sh "$(CURDIR)/$(VENV)/bin/gradfix" build/demo
+	@bash examples/demo.sh "$(DEMO_GRADFIX)" "$(DEMO_DIR)"
 
 test: $(STAMP)
 	$(PY) -m pytest -q

@@ -5,6 +5,8 @@ errors, the lsp extra, symlink loops, unwritten files and Ctrl-C during apply.""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -227,3 +229,32 @@ def test_ctrl_c_during_apply_says_what_was_written(proj, monkeypatch):
     assert FIXED_LINE in (proj / "src" / "head.py").read_text()
     assert (proj / "src" / "other.py").read_text() == HEAD
     assert not [p for p in (proj / "src").iterdir() if p.name.startswith(".gradfix-")]
+
+
+def test_apply_summary_says_what_each_verdict_shown_means(proj):
+    out = run(["apply", "src/head.py", "--no-verify"], proj).stdout
+    assert "Verdicts:\n  not-verified: --no-verify: only fixes marked safe are applied" in out
+    assert "equivalent:" not in out   # only the verdicts that occurred
+
+
+def test_make_demo_runs_the_four_steps_without_make_noise(tmp_path):
+    """The demo's sequence and exit-status lines, with a stand-in gradfix that records its calls
+    (the real run takes tens of seconds; it is what `make demo` shows)."""
+    root = Path(__file__).resolve().parent.parent
+    stamp = root / ".venv" / ".gradfix-installed"
+    if not shutil.which("make") or not stamp.exists() or stamp.stat().st_mtime < (root / "pyproject.toml").stat().st_mtime:
+        pytest.skip("needs make and an up-to-date .venv (the demo would install it first)")
+    log = tmp_path / "calls"
+    fake = tmp_path / "gradfix"
+    # findings at the first check and for both diffs; the check after `apply` is clean
+    fake.write_text(f'#!/bin/sh\necho "$*" >> {log}\ncase $(wc -l < {log}) in 1|2|5) exit 1;; esac\n')
+    fake.chmod(0o755)
+    r = subprocess.run(["make", "demo", f"DEMO_GRADFIX={fake}", f"DEMO_DIR={tmp_path / 'demo'}"], cwd=root,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert log.read_text().splitlines() == ["check .", "apply --diff .", "apply .", "check .",
+                                            "apply --diff residual_alias.py"]
+    assert "Error" not in r.stdout + r.stderr and "ignored" not in r.stdout + r.stderr
+    assert "pip" not in r.stdout + r.stderr and "Setting up" not in r.stdout
+    assert r.stdout.count("(exit 1: findings remain / a diff was printed)") == 3
+    assert r.stdout.count("(exit 0: clean)") == 2
