@@ -182,3 +182,18 @@ def test_render_of_nothing():
     assert render("text", Report(files=["a.py"])) == "All checks passed (1 file).\n"
     assert json.loads(render("gitlab", Report())) == []
     assert render("github", Report()) == ""
+
+
+def test_progress_bar_through_the_cli_on_a_terminal(proj):
+    pexpect = pytest.importorskip("pexpect")
+    import sys
+
+    exe = str(Path(sys.executable).with_name("gradfix"))
+    child = pexpect.spawn(exe, ["check", "src/head.py", "src/clean.py"], cwd=str(proj), encoding="utf-8",
+                          timeout=60, env=dict(os.environ, TERM="xterm", COLUMNS="120"))
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before
+    assert "checking" in out and ("1/2" in out or "2/2" in out)   # the bar, drawn on the terminal's stderr
+    assert "src/head.py:12:9: GF101" in out
+    assert child.exitstatus == 1
