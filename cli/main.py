@@ -38,6 +38,7 @@ def _build(paths, select, ignore, stdin_filename=None) -> tuple[Engine, Config]:
     start = paths[0] if paths else os.getcwd()
     if start == STDIN:
         start = os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else os.getcwd()
+    config = None
     try:
         config = load_config(start, RULES_BY_ID)
         known = set(RULES_BY_ID)
@@ -51,7 +52,7 @@ def _build(paths, select, ignore, stdin_filename=None) -> tuple[Engine, Config]:
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     except ValueError as exc:  # a rule option of the wrong kind: name where it came from
-        where = f"{config.path}: [tool.gradfix.rules] " if config.path else ""
+        where = f"{config.path}: [tool.gradfix.rules] " if config is not None and config.path else ""
         raise click.UsageError(f"{where}{exc}") from exc
     return engine, config
 
