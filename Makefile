@@ -17,13 +17,16 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[verify,lsp,dev]'
 	touch $(STAMP)
 
-demo: $(STAMP)
-	@rm -rf build/demo && mkdir -p build/demo && cp examples/*.py examples/pyproject.toml golden/seeds/seed1_scenario.py golden/seeds/seed2_loop.py build/demo/
-	@echo "== gradfix check examples/ =="
-	-@cd build/demo && ../../$(VENV)/bin/gradfix check .
-	@echo
-	@echo "== gradfix apply --diff (each change verified by a gradient-equivalence test) =="
-	-@cd build/demo && ../../$(VENV)/bin/gradfix apply --diff .
+# The demo installs quietly (the log is kept in build/venv.log) and shows only gradfix's output.
+DEMO_GRADFIX ?= $(CURDIR)/$(VENV)/bin/gradfix
+DEMO_DIR ?= build/demo
+demo:
+	@mkdir -p build
+	@if [ ! -f $(STAMP) ] || [ pyproject.toml -nt $(STAMP) ]; then \
+	  echo "Setting up .venv (torch CPU wheel, then gradfix; log: build/venv.log)..."; \
+	  $(MAKE) --no-print-directory venv > build/venv.log 2>&1 || { tail -n 20 build/venv.log; exit 1; }; \
+	fi
+	@bash examples/demo.sh "$(DEMO_GRADFIX)" "$(DEMO_DIR)"
 
 test: $(STAMP)
 	$(PY) -m pytest -q

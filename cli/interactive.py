@@ -3,14 +3,15 @@
 The engine proposes and verifies; this module only shows each change and asks.
 `q` keeps what was accepted (unlike Fixit, which drops it); Ctrl-C writes nothing
 more, leaves files already written as they are, and still prints the summary.
+The summary counts the engine's results, not the answers: a change offered again (after an
+overlapping one was applied, or verified again after a crash fix) is counted once, as what
+happened to it.
 """
 
 from __future__ import annotations
 
 import os
 import sys
-from collections import defaultdict
-
 import click
 
 from gradfix.diffing import unified_diff
@@ -18,6 +19,7 @@ from gradfix.engine import APPLIED_VERDICTS, Change, Decision, Policy
 from gradfix.model import Verdict
 from gradfix.runner import fix_paths
 
+QUIT_REASON = "not reviewed (quit)"
 PROMPT = "Apply this change [y,n,a,d,q,?]? "
 HELP = """y - apply this change
 n - do not apply this change
@@ -31,9 +33,11 @@ class _Session:
     def __init__(self, policy: Policy, color: bool):
         self.policy = policy
         self.color = color
-        self.counts = defaultdict(lambda: {"applied": 0, "skipped": 0, "refused": 0})
         self.file_mode: dict[str, str] = {}   # path -> "all" | "none"
         self.written: list[str] = []
+        self.results: list = []                # FixResult per file reviewed, in order
+        self.refused: dict[tuple, str] = {}    # (path, rule, line) -> why verification refused it
+        self.current: str | None = None        # the file under review
 
     def style(self, text, **kw):
         return click.style(text, **kw) if self.color else text
@@ -73,20 +77,27 @@ class _Session:
     def decide(self, changes: list[Change]) -> Decision:
         accept: list[bool] = []
         for i, change in enumerate(changes):
-            path = change.path
+            path = self.current = change.path
+            key = (path, change.rule, change.line)
             ok, why = self.acceptable(change)
             mode = self.file_mode.get(path)
             if not ok:
-                self.show(change)
-                self.echo(self.style(f"  {why}", fg="red"))
-                self.echo()
                 change.reason = why
-                self.counts[path]["refused"] += 1
                 accept.append(False)
+                if key not in self.refused:  # said once; not shown (or counted) again
+                    self.refused[key] = why
+                    self.show(change)
+                    self.echo(self.style(f"  {why}", fg="red"))
+                    self.echo()
                 continue
+            if key in self.refused:
+                # verified again once other changes in this file were taken: say why it is offered now
+                del self.refused[key]
+                self.echo(self.style("  verified again after the changes accepted above:", fg="yellow"))
             if mode is not None:
                 take = mode == "all"
-                self._count(change, take)
+                if not take:
+                    change.reason = "skipped"
                 accept.append(take)
                 continue
             self.show(change)
@@ -101,22 +112,30 @@ class _Session:
             self.echo()
             if answer == "q":
                 for rest in changes[i:]:
-                    rest.reason = "not reviewed (quit)"
+                    rest.reason = QUIT_REASON
                 accept.extend([False] * (len(changes) - i))
                 return Decision(accept, stop=True)
             if answer in ("a", "d"):
                 self.file_mode[path] = "all" if answer == "a" else "none"
             take = answer in ("y", "a")
-            self._count(change, take)
+            if not take:
+                change.reason = "skipped"
             accept.append(take)
         return Decision(accept)
 
-    def _count(self, change: Change, take: bool) -> None:
-        if take:
-            self.counts[change.path]["applied"] += 1
-        else:
-            change.reason = change.reason or "skipped"
-            self.counts[change.path]["skipped"] += 1
+    def counts(self, result) -> dict[str, int]:
+        """What happened to each change of one file, each counted once."""
+        c = {"applied": 0, "skipped": 0, "refused": 0, "unreviewed": 0}
+        for change in result.changes:
+            if change.applied:
+                c["applied"] += 1
+            elif change.reason == QUIT_REASON:
+                c["unreviewed"] += 1
+            elif (change.path, change.rule, change.line) in self.refused:
+                c["refused"] += 1
+            else:
+                c["skipped"] += 1
+        return c
 
     def ask(self) -> str:
         click.echo(self.style(PROMPT, fg="blue", bold=True), nl=False, color=self.color)
@@ -140,27 +159,35 @@ def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: i
         verifier = Verifier(jobs=jobs, timeout_s=timeout)
 
     def written(result):
+        session.results.append(result)
         if result.fixed != result.original:
             session.written.append(result.path)
 
-    interrupted = False
+    interrupted = 0
     report = None
     try:
         report = fix_paths(engine, paths, config, lambda p: session.decide, verifier=verifier, write=True,
                            after_file=written)
-    except (KeyboardInterrupt, EOFError):
-        interrupted = True
+    except (KeyboardInterrupt, EOFError) as exc:
+        interrupted = 130 if isinstance(exc, KeyboardInterrupt) else 1
         session.echo()
-        session.echo("interrupted: the file under review was not written")
+        under = f" ({session.current})" if session.current and session.current not in session.written else ""
+        session.echo(f"interrupted: the file under review{under} was not written")
     finally:
         if verifier is not None:
             verifier.close()
     session.echo(session.style("Summary", bold=True))
-    for path, c in session.counts.items():
-        mark = "written" if path in session.written else "unchanged"
-        session.echo(f"  {path}: {c['applied']} applied, {c['skipped']} skipped, "
-                     f"{c['refused']} refused by verification ({mark})")
-    if not session.counts:
+    shown = 0
+    for result in session.results:
+        if not result.changes:
+            continue
+        shown += 1
+        c = session.counts(result)
+        mark = "written" if result.path in session.written else "unchanged"
+        session.echo(f"  {result.path}: {c['applied']} applied, {c['skipped']} skipped, "
+                     f"{c['refused']} refused by verification"
+                     + (f", {c['unreviewed']} not reviewed" if c["unreviewed"] else "") + f" ({mark})")
+    if not shown:
         session.echo("  no changes to review")
     if report is not None:
         for e in report.errors:
@@ -169,4 +196,4 @@ def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: i
             return 3
         if any(r.findings for r in report.fixes):
             return 1
-    return 1 if interrupted else 0
+    return interrupted or 0

@@ -5,11 +5,11 @@ Exit codes (check and apply alike):
   1  findings remain (apply --diff: a diff was printed or findings remain)
   2  usage or configuration error; nothing was analysed
   3  a file could not be read, parsed or written (the others were still processed)
+  130 interrupted (Ctrl-C); `apply` says which files it had written
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
@@ -20,9 +20,11 @@ from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
 from gradfix.diffing import unified_diff
 from gradfix.engine import Engine, Policy, policy_decider
-from gradfix.runner import FileLint, RunReport, fix_paths, lint_paths
+from gradfix.report import EMBEDS_ERRORS, FORMATS, from_fixes, from_lints, render
+from gradfix.report.progress import progress_for
+from gradfix.runner import STDIN, FileLint, RunReport, fix_paths, lint_paths
 
-EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 0, 1, 2, 3
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def _codes(values: tuple[str, ...]) -> list[str]:
@@ -32,8 +34,11 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _build(paths, select, ignore) -> tuple[Engine, Config]:
+def _build(paths, select, ignore, stdin_filename=None) -> tuple[Engine, Config]:
     start = paths[0] if paths else os.getcwd()
+    if start == STDIN:
+        start = os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else os.getcwd()
+    config = None
     try:
         config = load_config(start, RULES_BY_ID)
         known = set(RULES_BY_ID)
@@ -44,19 +49,12 @@ def _build(paths, select, ignore) -> tuple[Engine, Config]:
             config.select = sel
         config.ignore = list(config.ignore) + ign
         engine = Engine(ALL_RULES, config)
-    except (ConfigError, ValueError) as exc:
+    except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
+    except ValueError as exc:  # a rule option of the wrong kind: name where it came from
+        where = f"{config.path}: [tool.gradfix.rules] " if config is not None and config.path else ""
+        raise click.UsageError(f"{where}{exc}") from exc
     return engine, config
-
-
-def _finding_json(path, f):
-    return {"path": path, "line": f.span.line, "column": f.span.column, "end_line": f.span.end_line,
-            "end_column": f.span.end_column, "rule": f.rule, "name": f.name, "message": f.message,
-            "fixable": f.fixable}
-
-
-def _error_json(e):
-    return {"path": e.path, "line": e.line, "message": e.message}
 
 
 def _print_errors(report: RunReport) -> None:
@@ -65,17 +63,22 @@ def _print_errors(report: RunReport) -> None:
         click.echo(f"{where}: error: {e.message}", err=True)
 
 
-def _exit(report: RunReport, findings: bool) -> int:
+def _exit(report: RunReport, findings: bool, exit_zero: bool = False) -> int:
     if report.errors:
         return EXIT_FILE_ERROR
-    return EXIT_FINDINGS if findings else EXIT_CLEAN
+    return EXIT_FINDINGS if findings and not exit_zero else EXIT_CLEAN
 
 
 common_options = [
     click.argument("paths", nargs=-1, type=click.Path()),
     click.option("--select", multiple=True, help="Rule ids or prefixes to enable (comma-separated)."),
     click.option("--ignore", multiple=True, help="Rule ids or prefixes to disable (comma-separated)."),
-    click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True),
+    # -- output, exit status and standard input (Ruff's spellings) --
+    click.option("--output-format", "--format", "fmt", type=click.Choice(FORMATS), default="text",
+                 show_default=True, help="Report format (github: workflow annotations; gitlab: Code Quality; "
+                 "sarif: SARIF 2.1.0; junit: JUnit XML)."),
+    click.option("--exit-zero", is_flag=True, help="Exit 0 even when findings remain (errors still exit 2 or 3)."),
+    click.option("--stdin-filename", metavar="PATH", help="Name to report, and to match config against, for `-`."),
 ]
 
 
@@ -124,58 +127,54 @@ def main() -> None:
 @main.command()
 @with_common
 @click.option("--verify", is_flag=True, help="Also run the verifier on each fix and show its verdict (writes nothing).")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, verify, jobs, no_cache, timeout):
-    """List hazards. Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
+def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout):
+    """List hazards (`-` reads standard input). Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
-    engine, config = _build(paths, select, ignore)
-    cache = _cache(config, no_cache)
-    verdicts: dict[tuple[str, int, str], tuple[str, str]] = {}
-    if verify:
-        verifier = _verifier(True, jobs or 1, timeout)
-        try:
-            report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier,
-                               jobs=_jobs(jobs), cache=cache)
-        finally:
-            verifier.close()
-        for res in report.fixes:
-            for c in res.changes:
-                verdicts[(res.path, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
-            # every change was rejected, so the findings are those of the file as it is
-            report.lints.append(FileLint(res.path, res.findings))
+    engine, config = _build(paths, select, ignore, stdin_filename)
+    verdicts: dict[tuple[str, int, str], tuple[str, str]] | None = None
+    progress = progress_for("verifying" if verify else "checking", True)
+    try:
+        if verify:
+            verdicts = {}
+            verifier = _verifier(True, jobs or 1, timeout)
+            try:
+                report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier,
+                                   stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
+                                   cache=_cache(config, no_cache))
+            finally:
+                verifier.close()
+            for res in report.fixes:
+                for c in res.changes:
+                    verdicts[(res.path, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
+                # every change was rejected, so the findings are those of the file as it is
+                report.lints.append(FileLint(res.path, res.findings))
+        else:
+            report = lint_paths(engine, paths, config, stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
+                                cache=_cache(config, no_cache))
+    except KeyboardInterrupt:
+        click.echo("interrupted: nothing was written", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    finally:
+        if progress is not None:
+            progress.stop()
+    result = from_lints(report, verdicts)
+    if statistics:
+        from gradfix.report.text import render_statistics, statistics as stats
+
+        if fmt == "json":
+            import json
+
+            click.echo(json.dumps(stats(result), indent=2))
+        else:
+            click.echo(render_statistics(result), nl=False)
     else:
-        report = lint_paths(engine, paths, config, jobs=_jobs(jobs), cache=cache)
-    total = sum(len(l.findings) for l in report.lints)
-    if fmt == "json":
-        out = {"findings": [], "errors": [_error_json(e) for e in report.errors]}
-        for lint in report.lints:
-            for f in lint.findings:
-                item = _finding_json(lint.path, f)
-                if verify and f.fixable:
-                    v = verdicts.get((lint.path, f.span.line, f.rule))
-                    item["verdict"], item["detail"] = v if v else (None, "")
-                out["findings"].append(item)
-        click.echo(json.dumps(out, indent=2))
-    else:
-        fixable = 0
-        for lint in report.lints:
-            for f in lint.findings:
-                mark = " [*]" if f.fixable else ""
-                fixable += f.fixable
-                line = f"{lint.path}:{f.span.line}:{f.span.column}: {f.rule} {f.message}{mark}"
-                if verify and f.fixable:
-                    v = verdicts.get((lint.path, f.span.line, f.rule))
-                    if v:
-                        line += f"\n    verification: {v[0]}" + (f": {v[1]}" if v[1] else "")
-                click.echo(line)
+        click.echo(render(fmt, result), nl=False)
+    if fmt not in EMBEDS_ERRORS or statistics:
         _print_errors(report)
-        if total:
-            click.echo(f"Found {total} finding{'s' if total != 1 else ''} in {report.files} file"
-                       f"{'s' if report.files != 1 else ''} ({fixable} with a fix: `gradfix apply --diff` to review).")
-        elif not report.errors:
-            click.echo(f"All checks passed ({report.files} file{'s' if report.files != 1 else ''}).")
-    sys.exit(_exit(report, total > 0))
+    sys.exit(_exit(report, bool(result.entries), exit_zero))
 
 
 def _reject_all(changes):
@@ -193,72 +192,83 @@ def _reject_all(changes):
 @click.option("--no-verify", is_flag=True, help="Skip verification: apply safe fixes only (plus unsafe with --unsafe-fixes).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --no-verify, also apply fixes marked unsafe.")
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
+@click.option("--show-fixes", is_flag=True, help="List the fixes per file and rule after the summary.")
+@click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even if nothing remains.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes, allow_untestable, jobs, no_cache,
-          timeout):
-    """Apply verified rewrites (or print them with --diff)."""
+def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interactive, no_verify, unsafe_fixes,
+          allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout):
+    """Apply verified rewrites (or print them with --diff); `apply -` prints standard input fixed."""
     paths = paths or (".",)
-    engine, config = _build(paths, select, ignore)
+    engine, config = _build(paths, select, ignore, stdin_filename)
     policy = Policy(unsafe_fixes=unsafe_fixes, allow_untestable=allow_untestable)
     if interactive:
         if diff:
             raise click.UsageError("-i and --diff cannot be combined")
+        if STDIN in paths:
+            raise click.UsageError("-i cannot review standard input; use `gradfix apply - --diff`")
         from gradfix.cli.interactive import run_interactive
 
-        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs or 1, timeout=timeout))
+        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs or 1,
+                                 timeout=timeout))
+    written: list[str] = []
+    progress = progress_for("verifying" if not no_verify else "fixing", True)
     verifier = _verifier(not no_verify, jobs or 1, timeout)
     try:
-        report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier, write=not diff,
+        report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier,
+                           write=not diff, stdin_name=stdin_filename, progress=progress,
+                           after_file=lambda r: written.append(r.path) if r.fixed != r.original else None,
                            jobs=_jobs(jobs), cache=_cache(config, no_cache))
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.stop()
+        _interrupted(written, diff)
+        sys.exit(EXIT_INTERRUPTED)
     finally:
+        if progress is not None:
+            progress.stop()
         if verifier is not None:
             verifier.close()
+    from gradfix.report.fixes import render_apply_json, summary_lines
+
     remaining = sum(len(r.findings) for r in report.fixes)
     changed = [r for r in report.fixes if r.fixed != r.original]
+    to_stdin = STDIN in paths and not diff and fmt in ("text", "concise")
     if fmt == "json":
-        out = {"changes": [], "findings": [], "errors": [_error_json(e) for e in report.errors]}
-        for r in report.fixes:
-            for c in r.changes:
-                out["changes"].append({"path": r.path, "line": c.line, "rule": c.rule, "verdict": c.verdict.value,
-                                       "detail": c.detail, "unit": c.unit, "applied": c.applied,
-                                       "reason": c.reason if not c.applied else ""})
-            for f in r.findings:
-                out["findings"].append(_finding_json(r.path, f))
-        if diff:
-            out["diff"] = "".join(unified_diff(r.original, r.fixed, r.path) for r in changed)
-        click.echo(json.dumps(out, indent=2))
-    else:
+        click.echo(render_apply_json(report, diff), nl=False)
+    elif fmt in ("text", "concise"):
         if diff:
             for r in changed:
                 click.echo(unified_diff(r.original, r.fixed, r.path), nl=False)
-        _summary(report, diff, err=diff)
+        elif to_stdin:
+            for r in report.fixes:
+                click.echo(r.fixed, nl=False)
+        for line in summary_lines(report, diff, show_fixes):
+            click.echo(line, err=diff or to_stdin)
+    else:
+        click.echo(render(fmt, from_fixes(report)), nl=False)
+    if fmt not in EMBEDS_ERRORS:
         _print_errors(report)
-    findings_left = remaining > 0 or (diff and bool(changed))
-    sys.exit(_exit(report, findings_left))
+    findings_left = remaining > 0 or (diff and bool(changed)) or (exit_non_zero_on_fix and bool(changed))
+    sys.exit(_exit(report, findings_left, exit_zero))
 
 
-def _summary(report: RunReport, diff: bool, err: bool) -> None:
-    echo = lambda s="": click.echo(s, err=err)  # noqa: E731
-    applied = sorted(((r.path, c) for r in report.fixes for c in r.changes if c.applied), key=lambda t: (t[0], t[1].line))
-    skipped = sorted(((r.path, c) for r in report.fixes for c in r.changes if not c.applied), key=lambda t: (t[0], t[1].line))
-    verb = "Would apply" if diff else "Applied"
-    for path, c in applied:
-        echo(f"{path}:{c.line}: {c.rule} {c.fix.description} [{c.verdict.value}]"
-             + (f" — {c.detail}" if c.detail else ""))
-    for path, c in skipped:
-        echo(f"{path}:{c.line}: {c.rule} not applied [{c.verdict.value}]: {c.reason}")
-    remaining = sum(len(r.findings) for r in report.fixes)
-    files = len({p for p, _ in applied})
-    echo(f"{verb} {len(applied)} change{'s' if len(applied) != 1 else ''} in {files} file{'s' if files != 1 else ''}"
-         f"; {len(skipped)} not applied; {remaining} finding{' remains' if remaining == 1 else 's remain'}.")
+def _interrupted(written: list[str], diff: bool) -> None:
+    if diff or not written:
+        click.echo("interrupted: no file was written", err=True)
+        return
+    click.echo(f"interrupted: {len(written)} file{'s' if len(written) != 1 else ''} had been written "
+               f"(each completely, atomically); no other file was changed:", err=True)
+    for path in written:
+        click.echo(f"  {path}", err=True)
 
 
 @main.command()
 @click.argument("rule_id", required=False)
 @click.option("--all", "show_all", is_flag=True, help="Print every rule's documentation.")
 def rule(rule_id, show_all):
-    """Explain a rule (Markdown), e.g. `gradfix rule GF101`; without an id, list the rules."""
+    """Explain a rule (Markdown), by id or name: `gradfix rule GF101`, `gradfix rule inplace-on-activation`;
+    without one, list the rules."""
     if show_all:
         click.echo("\n\n".join(r.documentation() for r in ALL_RULES))
         return
@@ -266,15 +276,28 @@ def rule(rule_id, show_all):
         for r in ALL_RULES:
             click.echo(f"{r.id}  {r.name:<28} {r.summary}")
         return
-    r = RULES_BY_ID.get(rule_id.upper())
+    r = RULES_BY_ID.get(rule_id.upper()) or next((x for x in ALL_RULES if x.name == rule_id.lower()), None)
     if r is None:
-        raise click.UsageError(f"unknown rule {rule_id!r}")
+        raise click.UsageError(f"unknown rule {rule_id!r} (`gradfix rule` lists them)")
     click.echo(r.documentation())
 
 
 @main.command()
 def lsp():
-    """Start the language server on stdio."""
+    """Start the language server on stdio (needs the lsp extra: pip install 'gradfix[lsp]').
+
+    \b
+    Editors: Neovim 0.8 or newer (0.10+ for pull diagnostics; 0.7 lacks vim.lsp.start
+    and vim.fs, so the README's config fails there), VS Code with a generic LSP client.
+    See the README, "Editor integration".
+    """
+    try:
+        import lsprotocol  # noqa: F401
+        import pygls  # noqa: F401
+    except ImportError as exc:
+        click.echo(f"error: `gradfix lsp` needs pygls and lsprotocol ({exc}); install them with\n"
+                   f"  pip install 'gradfix[lsp]'", err=True)
+        sys.exit(EXIT_USAGE)
     from gradfix.cli.lsp import serve
 
     serve()

@@ -5,6 +5,7 @@
 select = ["GF1", "GF201"]      # rule ids or prefixes; default: all
 ignore = ["GF104"]
 exclude = ["legacy/", "*_pb2.py"]
+per-file-ignores = {"tests/*" = ["GF101"]}   # glob (relative to the project root) -> selectors
 
 [tool.gradfix.rules.GF201]
 threshold = 1000.0             # smallest literal divisor that counts as a loss scale
@@ -13,6 +14,7 @@ threshold = 1000.0             # smallest literal divisor that counts as a loss 
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import sys
 from dataclasses import dataclass, field
@@ -34,13 +36,32 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     path: str | None = None           # the pyproject.toml it came from
     root: str | None = None           # its directory (project root)
 
     def enabled(self, rule_id: str) -> bool:
-        if self.select is not None and not any(rule_id.startswith(s) for s in self.select):
+        if self.select is not None and not any(selects(s, rule_id) for s in self.select):
             return False
-        return not any(rule_id.startswith(i) for i in self.ignore)
+        return not any(selects(i, rule_id) for i in self.ignore)
+
+    def ignored_in(self, path: str) -> list[str]:
+        """Selectors that `per-file-ignores` turns off for `path` (Ruff's matching: the glob
+        against the path relative to the project root, or against the file name)."""
+        if not self.per_file_ignores:
+            return []
+        root = self.root or os.getcwd()
+        try:
+            rel = os.path.relpath(os.path.abspath(path), root).replace(os.sep, "/")
+        except ValueError:
+            rel = path
+        name = os.path.basename(path)
+        out: list[str] = []
+        for pattern, codes in self.per_file_ignores.items():
+            pat = pattern.rstrip("/")
+            if fnmatch.fnmatchcase(rel, pat) or fnmatch.fnmatchcase(name, pat) or rel.startswith(pat + "/"):
+                out.extend(codes)
+        return out
 
     def options_for(self, rule_id: str) -> dict[str, Any]:
         return self.rule_options.get(rule_id, {})
@@ -86,7 +107,7 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.gradfix] must be a table")
     known = set(known_rules)
-    allowed = {"select", "ignore", "exclude", "rules", "verify"}
+    allowed = {"select", "ignore", "exclude", "rules", "verify", "per-file-ignores"}
     for key in section:
         if key not in allowed:
             raise ConfigError(f"{path}: unknown key [tool.gradfix] {key!r} (expected one of {sorted(allowed)})")
@@ -99,6 +120,14 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
     for key in ("select", "ignore"):
         for code in getattr(config, key) or []:
             check_selector(code, known, f"{path}: [tool.gradfix] {key}")
+    pfi = section.get("per-file-ignores", {})
+    if not isinstance(pfi, dict):
+        raise ConfigError(f"{path}: [tool.gradfix] per-file-ignores must be a table of glob = [rule selectors]")
+    for pattern, codes in pfi.items():
+        codes = _str_list(codes, f"per-file-ignores {pattern!r}", path)
+        for code in codes:
+            check_selector(code, known, f"{path}: [tool.gradfix] per-file-ignores {pattern!r}")
+        config.per_file_ignores[pattern] = codes
     rules = section.get("rules", {})
     if not isinstance(rules, dict):
         raise ConfigError(f"{path}: [tool.gradfix.rules] must be a table")
@@ -111,6 +140,16 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
     return config
 
 
+ALL = "ALL"
+
+
+def selects(selector: str, rule_id: str) -> bool:
+    """A selector is a rule id, a prefix of one, or `ALL` (Ruff's spelling for every rule)."""
+    return selector == ALL or rule_id.startswith(selector)
+
+
 def check_selector(code: str, known: set[str], where: str) -> None:
+    if code == ALL:
+        return
     if known and not any(k.startswith(code) for k in known):
         raise ConfigError(f"{where}: unknown rule selector {code!r}")

@@ -18,7 +18,7 @@ import libcst as cst
 
 from gradfix import suppression
 from gradfix.analysis import FileIndex, tree
-from gradfix.config import Config
+from gradfix.config import Config, selects
 from gradfix.diffing import line_map
 from gradfix.model import FileError, Finding, Fix, Safety, Verdict
 from gradfix.rule import Rule, RuleContext
@@ -187,10 +187,12 @@ class Engine:
 
     @property
     def fingerprint(self) -> str:
-        """The rules in force and their options (a results-cache key part)."""
+        """The rules in force, their options and the per-file ignores (a results-cache key part;
+        the file's path is another)."""
         import json
 
-        return json.dumps([(r.id, sorted(r.options.items())) for r in self.rules], default=repr)
+        return json.dumps([[(r.id, sorted(r.options.items())) for r in self.rules],
+                           sorted(self.config.per_file_ignores.items())], default=repr)
 
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
@@ -214,6 +216,9 @@ class Engine:
             index.keep_flows()
         finally:
             index.release()
+        if found and self.config.per_file_ignores:
+            off = self.config.ignored_in(path)
+            found = [f for f in found if not any(selects(s, f.rule) for s in off)]
         if found:
             # comments are read only when there is something to suppress
             table = reuse.suppressions() if reuse is not None else suppression.suppressions(source)

@@ -45,11 +45,18 @@ def _lint_one(item: tuple[str, str]) -> tuple[list[dict], list[dict]]:
     return [f.to_record() for f in findings], [e.to_record() for e in errors]
 
 
-def lint_many(engine, items: list[tuple[str, str]], jobs: int) -> list[tuple[list[Finding], list[FileError]]]:
-    """(findings, errors) for each (path, text), in the order given."""
+def lint_many(engine, items: list[tuple[str, str]], jobs: int,
+              advance=None) -> list[tuple[list[Finding], list[FileError]]]:
+    """(findings, errors) for each (path, text), in the order given; `advance(path)` is called
+    as each file starts (in-process) or completes (in the pool), for a progress bar."""
     lines = sum(text.count("\n") for _p, text in items)
     if jobs <= 1 or len(items) < 2 or lines < POOL_MIN_LINES:
-        return [engine.lint_source(text, path) for path, text in items]
+        out = []
+        for path, text in items:
+            if advance is not None:
+                advance(path)
+            out.append(engine.lint_source(text, path))
+        return out
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     rules = [type(r) for r in engine.rules]
@@ -60,6 +67,8 @@ def lint_many(engine, items: list[tuple[str, str]], jobs: int) -> list[tuple[lis
                              initargs=(rules, engine.config, engine.project)) as pool:
         futures = {i: pool.submit(_lint_one, items[i]) for i in order}
         for i, future in futures.items():
+            if advance is not None:
+                advance(items[i][0])
             try:
                 findings, errors = future.result()
             except BrokenProcessPool:

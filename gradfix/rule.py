@@ -39,6 +39,10 @@ class Rule:
         for key, value in (options or {}).items():
             if key not in self.default_options:
                 raise ValueError(f"{self.id}: unknown option {key!r} (known: {sorted(self.default_options)})")
+            default = self.default_options[key]
+            if isinstance(default, (int, float)) and not isinstance(default, bool) and (
+                    isinstance(value, bool) or not isinstance(value, (int, float))):
+                raise ValueError(f"{self.id}: option {key!r} must be a number, not {value!r}")
             opts[key] = value
         self.options = opts
 

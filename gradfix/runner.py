@@ -7,7 +7,9 @@ FileError and the run goes on.
 
 from __future__ import annotations
 
+import errno
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -33,11 +35,40 @@ class RunReport:
     files: int = 0
 
 
-def iter_sources(paths: Iterable[str], config: Config, report: RunReport):
-    for path in discover(paths, config.exclude, root=config.root):
+STDIN = "-"
+
+
+def _missing(path: str) -> str:
+    """Why an existing-looking path cannot be opened: a symlink loop is not a missing file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return "symbolic link loop (too many levels of symbolic links)"
+        if os.path.islink(path):
+            return f"broken symbolic link to {os.readlink(path)!r}"
+    return "no such file or directory"
+
+
+def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_name: str | None = None):
+    """(shown path, SourceFile) per file; `-` is standard input, shown as `stdin_name`."""
+    found: Iterable[str] = discover([p for p in paths if p != STDIN], config.exclude, root=config.root)
+    if STDIN in paths:
+        found = [STDIN, *found]
+    for path in found:
+        if path == STDIN:
+            shown = stdin_name or STDIN
+            try:
+                source = SourceFile.from_bytes(STDIN, sys.stdin.buffer.read())
+            except SourceError as exc:
+                report.errors.append(FileError(shown, exc.line, str(exc)))
+                continue
+            report.files += 1
+            yield shown, source
+            continue
         shown = display_path(path)
         if not os.path.exists(path):
-            report.errors.append(FileError(shown, None, "no such file or directory"))
+            report.errors.append(FileError(shown, None, _missing(path)))
             continue
         try:
             source = SourceFile.read(path)
@@ -58,20 +89,25 @@ def with_project(engine: Engine, sources: list, config: Config) -> list:
     return sources
 
 
-def lint_paths(engine: Engine, paths: Iterable[str], config: Config, jobs: int = 1, cache=None) -> RunReport:
+def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name: str | None = None,
+               progress=None, jobs: int = 1, cache=None) -> RunReport:
     """Findings of every file, in discovery order: from the cache (gradfix/cache.py) when a
     file, the rules and the project facts it reads are unchanged, else linted (in a pool of
     `jobs` processes when that pays)."""
     report = RunReport()
-    sources = with_project(engine, list(iter_sources(paths, config, report)), config)
-    for (shown, _source), (findings, errors) in zip(sources, lint_sources(engine, sources, jobs, cache)):
+    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
+    linted = lint_sources(engine, sources, jobs, cache, progress)
+    for (shown, _source), (findings, errors) in zip(sources, linted):
         report.errors.extend(errors)
         report.lints.append(FileLint(shown, findings))
     return report
 
 
-def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None) -> list:
+def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progress=None) -> list:
     from gradfix.parallel import lint_many
+
+    if progress is not None:
+        progress.start(len(sources))
 
     results: list = [None] * len(sources)
     keys: dict[int, str] = {}
@@ -84,9 +120,12 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None) -> li
             hit = cache.get(keys[i])
             if hit is not None:
                 results[i] = hit
+                if progress is not None:
+                    progress.advance(shown)
                 continue
         todo.append(i)
-    fresh = lint_many(engine, [(sources[i][0], sources[i][1].text) for i in todo], jobs)
+    fresh = lint_many(engine, [(sources[i][0], sources[i][1].text) for i in todo], jobs,
+                      progress.advance if progress is not None else None)
     for i, result in zip(todo, fresh):
         results[i] = result
         if cache is not None:
@@ -102,24 +141,34 @@ def fix_paths(
     verifier=None,
     write: bool = False,
     after_file: Callable[[FixResult], None] | None = None,
+    stdin_name: str | None = None,
+    progress=None,
     jobs: int = 1,
     cache=None,
 ) -> RunReport:
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person).
     A first pass lints every file (cached, in parallel); only files with a fixable finding are
-    parsed again to build and verify their fixes."""
+    parsed again to build and verify their fixes. Standard input is never written: the caller
+    prints its fixed text."""
     report = RunReport()
-    sources = with_project(engine, list(iter_sources(paths, config, report)), config)
-    linted = lint_sources(engine, sources, jobs, cache)
+    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
+    linted = lint_sources(engine, sources, jobs, cache, progress)
+    fixable = sum(1 for findings, _e in linted if any(f.fixable for f in findings))
+    if progress is not None:
+        progress.stop()
+        if fixable:
+            progress.start(fixable)
     for (shown, source), (findings, errors) in zip(sources, linted):
         if not any(f.fixable for f in findings):
             result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
                                errors=list(errors))
         else:
+            if progress is not None:
+                progress.advance(shown)
             result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
                                        project_root=config.root or os.getcwd())
         report.errors.extend(result.errors)
-        if write and result.fixed != result.original:
+        if write and result.fixed != result.original and source.path != STDIN:
             try:
                 source.write(result.fixed)
             except (ConcurrentModification, OSError) as exc:
@@ -129,6 +178,8 @@ def fix_paths(
                         change.applied = False
                         change.reason = "file not written"
                 result.fixed = result.original
+                # what remains is what the file on disk still holds
+                result.findings = engine.lint_source(result.original, shown)[0]
         report.fixes.append(result)
         if after_file is not None:
             after_file(result)

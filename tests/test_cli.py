@@ -60,7 +60,7 @@ def test_check_lists_findings_and_exits_1(proj):
     assert r.exit_code == 1
     assert "src/head.py:12:9: GF101 in-place `/=` on `h`" in r.output
     assert r.output.splitlines()[0].endswith("[*]")
-    assert "Found 1 finding in 2 files" in r.output
+    assert "Found 1 finding in 1 file of 2 checked" in r.output  # files with findings, then files checked
 
 
 def test_check_clean_exits_0(proj):

@@ -68,7 +68,7 @@ def test_y_then_q_in_same_file_writes_the_accepted_change(proj):
     a = (proj / "a.py").read_text()
     assert FIXED_FIRST in a and "        g *= 2\n" in a
     assert (proj / "b.py").read_text() == TWO
-    assert "a.py: 1 applied, 0 skipped, 0 refused by verification (written)" in out
+    assert "a.py: 1 applied, 0 skipped, 0 refused by verification, 1 not reviewed (written)" in out
 
 
 def test_n_a_and_d(proj):
@@ -123,6 +123,8 @@ def test_ctrl_c_writes_nothing_more_and_prints_summary(proj):
     assert FIXED_FIRST in (proj / "a.py").read_text()
     assert (proj / "b.py").read_text() == TWO
     assert "Summary" in out and "a.py: 2 applied" in out
+    assert "interrupted: the file under review (b.py) was not written" in out
+    assert code == 130
 
 
 def test_refuses_without_terminal(proj):

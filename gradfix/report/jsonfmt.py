@@ -1,0 +1,32 @@
+"""`json` (one object: findings and errors, stable keys) and `json-lines` (one finding per line)."""
+
+from __future__ import annotations
+
+import json
+
+from gradfix.model import FileError
+from gradfix.report import Entry, Report
+
+
+def finding_json(e: Entry, verified: bool = False) -> dict:
+    f = e.finding
+    item = {"path": e.path, "line": f.span.line, "column": f.span.column, "end_line": f.span.end_line,
+            "end_column": f.span.end_column, "rule": f.rule, "name": f.name, "message": f.message,
+            "fixable": f.fixable}
+    if verified and f.fixable:
+        item["verdict"], item["detail"] = e.verdict, e.detail
+    return item
+
+
+def error_json(e: FileError) -> dict:
+    return {"path": e.path, "line": e.line, "message": e.message}
+
+
+def render_json(report: Report) -> str:
+    out = {"findings": [finding_json(e, report.verified) for e in report.entries],
+           "errors": [error_json(e) for e in report.errors]}
+    return json.dumps(out, indent=2) + "\n"
+
+
+def render_json_lines(report: Report) -> str:
+    return "".join(json.dumps(finding_json(e, report.verified)) + "\n" for e in report.entries)
