@@ -20,6 +20,8 @@ from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
 from gradfix.diffing import unified_diff
 from gradfix.engine import Engine, Policy, policy_decider
+from gradfix.model import line_label
+from gradfix.notebook import file_diff
 from gradfix.runner import FileLint, RunReport, fix_paths, lint_paths
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR = 0, 1, 2, 3
@@ -50,18 +52,24 @@ def _build(paths, select, ignore) -> tuple[Engine, Config]:
 
 
 def _finding_json(path, f):
-    return {"path": path, "line": f.span.line, "column": f.span.column, "end_line": f.span.end_line,
-            "end_column": f.span.end_column, "rule": f.rule, "name": f.name, "message": f.message,
-            "fixable": f.fixable}
+    out = {"path": path, "line": f.span.line, "column": f.span.column, "end_line": f.span.end_line,
+           "end_column": f.span.end_column, "rule": f.rule, "name": f.name, "message": f.message,
+           "fixable": f.fixable}
+    if f.cell is not None:
+        out["cell"] = f.cell   # a notebook: lines are in that cell
+    return out
 
 
 def _error_json(e):
-    return {"path": e.path, "line": e.line, "message": e.message}
+    out = {"path": e.path, "line": e.line, "message": e.message}
+    if e.cell is not None:
+        out["cell"] = e.cell
+    return out
 
 
 def _print_errors(report: RunReport) -> None:
     for e in report.errors:
-        where = f"{e.path}:{e.line}" if e.line else e.path
+        where = f"{e.path}:{line_label(e.line, e.cell)}" if e.line else e.path
         click.echo(f"{where}: error: {e.message}", err=True)
 
 
@@ -117,7 +125,7 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
             verifier.close()
         for res in report.fixes:
             for c in res.changes:
-                verdicts[(res.path, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
+                verdicts[(res.path, c.finding.cell, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
             # every change was rejected, so the findings are those of the file as it is
             report.lints.append(FileLint(res.path, res.findings))
     else:
@@ -129,7 +137,7 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
             for f in lint.findings:
                 item = _finding_json(lint.path, f)
                 if verify and f.fixable:
-                    v = verdicts.get((lint.path, f.span.line, f.rule))
+                    v = verdicts.get((lint.path, f.cell, f.span.line, f.rule))
                     item["verdict"], item["detail"] = v if v else (None, "")
                 out["findings"].append(item)
         click.echo(json.dumps(out, indent=2))
@@ -139,9 +147,9 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
             for f in lint.findings:
                 mark = " [*]" if f.fixable else ""
                 fixable += f.fixable
-                line = f"{lint.path}:{f.span.line}:{f.span.column}: {f.rule} {f.message}{mark}"
+                line = f"{lint.path}:{f.position()}: {f.rule} {f.message}{mark}"
                 if verify and f.fixable:
-                    v = verdicts.get((lint.path, f.span.line, f.rule))
+                    v = verdicts.get((lint.path, f.cell, f.span.line, f.rule))
                     if v:
                         line += f"\n    verification: {v[0]}" + (f": {v[1]}" if v[1] else "")
                 click.echo(line)
@@ -197,15 +205,17 @@ def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes
                 out["changes"].append({"path": r.path, "line": c.line, "rule": c.rule, "verdict": c.verdict.value,
                                        "detail": c.detail, "unit": c.unit, "applied": c.applied,
                                        "reason": c.reason if not c.applied else ""})
+                if c.finding.cell is not None:
+                    out["changes"][-1]["cell"] = c.finding.cell
             for f in r.findings:
                 out["findings"].append(_finding_json(r.path, f))
         if diff:
-            out["diff"] = "".join(unified_diff(r.original, r.fixed, r.path) for r in changed)
+            out["diff"] = "".join(file_diff(r.original, r.fixed, r.path) for r in changed)
         click.echo(json.dumps(out, indent=2))
     else:
         if diff:
             for r in changed:
-                click.echo(unified_diff(r.original, r.fixed, r.path), nl=False)
+                click.echo(file_diff(r.original, r.fixed, r.path), nl=False)
         _summary(report, diff, err=diff)
         _print_errors(report)
     findings_left = remaining > 0 or (diff and bool(changed))
@@ -218,10 +228,10 @@ def _summary(report: RunReport, diff: bool, err: bool) -> None:
     skipped = sorted(((r.path, c) for r in report.fixes for c in r.changes if not c.applied), key=lambda t: (t[0], t[1].line))
     verb = "Would apply" if diff else "Applied"
     for path, c in applied:
-        echo(f"{path}:{c.line}: {c.rule} {c.fix.description} [{c.verdict.value}]"
+        echo(f"{path}:{line_label(c.line, c.finding.cell)}: {c.rule} {c.fix.description} [{c.verdict.value}]"
              + (f" — {c.detail}" if c.detail else ""))
     for path, c in skipped:
-        echo(f"{path}:{c.line}: {c.rule} not applied [{c.verdict.value}]: {c.reason}")
+        echo(f"{path}:{line_label(c.line, c.finding.cell)}: {c.rule} not applied [{c.verdict.value}]: {c.reason}")
     remaining = sum(len(r.findings) for r in report.fixes)
     files = len({p for p, _ in applied})
     echo(f"{verb} {len(applied)} change{'s' if len(applied) != 1 else ''} in {files} file{'s' if files != 1 else ''}"

@@ -65,10 +65,20 @@ class Finding:
     message: str
     span: Span
     fix: Fix | None = None
+    cell: int | None = None    # in a notebook: the 1-based cell (markdown counted); span lines are in that cell
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    def position(self, line: int | None = None) -> str:
+        """`2:5`, or `cell 3:2:5` in a notebook (Ruff's form); `line` overrides the span's."""
+        return f"{line_label(self.span.line if line is None else line, self.cell)}:{self.span.column}"
+
+
+def line_label(line: int, cell: int | None = None) -> str:
+    """`12`, or `cell 3:2` for a line of a notebook cell."""
+    return f"cell {cell}:{line}" if cell is not None else str(line)
 
 
 @dataclass(frozen=True)
@@ -78,6 +88,7 @@ class FileError:
     path: str
     line: int | None
     message: str
+    cell: int | None = None    # in a notebook: the cell `line` is in
 
 
 class Verdict(str, enum.Enum):

@@ -18,6 +18,10 @@ from gradfix.engine import Decide, Engine, FixResult
 from gradfix.model import FileError, Finding
 from gradfix.sourcefile import ConcurrentModification, SourceError, SourceFile
 
+# Notebooks (gradfix.notebook) are read as a Notebook whose `text` is the module the engine
+# sees; their findings, changes and errors are mapped to cell coordinates here, and their
+# FixResult's original/fixed are the notebook file's text.
+
 
 @dataclass
 class FileLint:
@@ -34,13 +38,18 @@ class RunReport:
 
 
 def iter_sources(paths: Iterable[str], config: Config, report: RunReport):
-    for path in discover(paths, config.exclude, root=config.root):
+    for path in discover(paths, config.exclude, root=config.root, include=config.include_patterns()):
         shown = display_path(path)
         if not os.path.exists(path):
             report.errors.append(FileError(shown, None, "no such file or directory"))
             continue
         try:
-            source = SourceFile.read(path)
+            if path.endswith(".ipynb"):
+                from gradfix.notebook import Notebook
+
+                source = Notebook.read(path)
+            else:
+                source = SourceFile.read(path)
         except SourceError as exc:
             report.errors.append(FileError(shown, exc.line, str(exc)))
             continue
@@ -52,6 +61,11 @@ def lint_paths(engine: Engine, paths: Iterable[str], config: Config) -> RunRepor
     report = RunReport()
     for shown, source in iter_sources(paths, config, report):
         findings, errors = engine.lint_source(source.text, shown)
+        if not isinstance(source, SourceFile):
+            from gradfix.notebook import locate_error, locate_finding
+
+            findings = [locate_finding(source, f) for f in findings]
+            errors = [locate_error(source, e) for e in errors]
         report.errors.extend(errors)
         report.lints.append(FileLint(shown, findings))
     return report
@@ -69,8 +83,17 @@ def fix_paths(
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person)."""
     report = RunReport()
     for shown, source in iter_sources(paths, config, report):
-        result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
+        decide = decide_for(shown)
+        if not isinstance(source, SourceFile):
+            from gradfix.notebook import guard
+
+            decide = guard(source, decide)
+        result = engine.fix_source(source.text, shown, decide, verifier=verifier,
                                    project_root=config.root or os.getcwd())
+        if not isinstance(source, SourceFile):
+            from gradfix.notebook import map_result
+
+            result = map_result(source, result)
         report.errors.extend(result.errors)
         if write and result.fixed != result.original:
             try:

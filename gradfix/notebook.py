@@ -1,0 +1,550 @@
+"""Jupyter notebooks (nbformat 4) as one Python module for the engine, and back.
+
+The engine, the rules and the verifier only ever see Python text. A notebook becomes
+that text here: its code cells in order, each after a marker comment line
+(`# gradfix:cell 3`), with IPython syntax (line magics, `!` shell escapes, `x = !ls`,
+`?`/`??` help, autocall escapes, cell magics) replaced by placeholders that keep the
+line count (`pass  # gradfix:magic 0`). After a fix, `split` cuts the text back into
+cells at the markers and puts the original magic lines back; a rewrite that moved or
+changed a marker or a placeholder cannot be mapped back and is refused.
+
+Writing splices only the changed cells' `source` values into the file's own text, so
+outputs, execution counts, metadata, key order, indentation and the final newline stay
+as they were, byte for byte. nbformat reads and validates; it never writes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradfix.diffing import split_lines, unified_diff
+from gradfix.engine import Change, Decide, Decision, FixResult
+from gradfix.model import FileError, Finding, Span
+from gradfix.sourcefile import SourceError, SourceFile
+
+SUFFIX = ".ipynb"
+CELL_MARK = "# gradfix:cell "
+MAGIC_MARK = "# gradfix:magic "
+# cell magics whose body IPython runs as Python in the kernel's namespace; any other
+# (`%%bash`, `%%writefile`, `%%html`...) makes the whole cell not Python
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"})
+_MAGIC_ASSIGN = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
+_PLACEHOLDER = re.compile(r"[ \t]*(?:pass  )?# gradfix:magic (\d+)\r?")
+
+
+def is_notebook(path: str) -> bool:
+    return path.endswith(SUFFIX)
+
+
+class NotebookError(SourceError):
+    """The file is not a notebook gradfix can read (bad JSON, not nbformat 4, invalid)."""
+
+
+# --------------------------------------------------------------------------- JSON spans
+
+
+@dataclass
+class _Node:
+    kind: str                     # "object", "array", "string", "scalar"
+    start: int                    # offset of the value's first character
+    end: int                      # offset after its last character
+    items: list = field(default_factory=list)   # object: [(key, _Node)], array: [_Node]
+    value: Any = None             # decoded value for strings and scalars
+
+
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+def _parse(text: str, i: int = 0) -> _Node:
+    """A JSON value with the offsets of every value in it (json.loads gives none)."""
+    i = _WS.match(text, i).end()
+    ch = text[i:i + 1]
+    if ch == '"':
+        value, end = json.decoder.scanstring(text, i + 1)
+        return _Node("string", i, end, value=value)
+    if ch in ("{", "["):
+        close = "}" if ch == "{" else "]"
+        node = _Node("object" if ch == "{" else "array", i, i)
+        j = _WS.match(text, i + 1).end()
+        if text[j:j + 1] == close:
+            node.end = j + 1
+            return node
+        while True:
+            if ch == "{":
+                key = _parse(text, j)
+                if key.kind != "string":
+                    raise ValueError(f"expected a key at offset {key.start}")
+                j = _WS.match(text, key.end).end()
+                if text[j:j + 1] != ":":
+                    raise ValueError(f"expected ':' at offset {j}")
+                value = _parse(text, j + 1)
+                node.items.append((key.value, value))
+            else:
+                value = _parse(text, j)
+                node.items.append(value)
+            j = _WS.match(text, value.end).end()
+            if text[j:j + 1] == ",":
+                j += 1
+                continue
+            if text[j:j + 1] == close:
+                node.end = j + 1
+                return node
+            raise ValueError(f"expected ',' or {close!r} at offset {j}")
+    m = _SCALAR.match(text, i)
+    if not m:
+        raise ValueError(f"unexpected character at offset {i}")
+    return _Node("scalar", i, m.end(), value=json.loads(m.group()))
+
+
+def _get(node: _Node, key: str) -> _Node | None:
+    for k, v in node.items:
+        if k == key:
+            return v
+    return None
+
+
+# --------------------------------------------------------------------------- masking
+
+
+def _lex(line: str, state: dict) -> int | None:
+    """Advance the lexical state (open brackets, open string) over one line of Python;
+    return the offset where a comment starts, if one does."""
+    i, n = 0, len(line)
+    state["continued"] = False
+    while i < n:
+        quote = state["string"]
+        if quote is not None:
+            if line[i] == "\\":      # escapes the next character, in raw strings too
+                i += 2
+                continue
+            if line.startswith(quote, i):
+                state["string"] = None
+                i += len(quote)
+                continue
+            i += 1
+            continue
+        ch = line[i]
+        if ch == "#":
+            return i
+        if ch in "\"'":
+            state["string"] = ch * 3 if line.startswith(ch * 3, i) else ch
+            i += len(state["string"])
+            continue
+        if ch in "([{":
+            state["depth"] += 1
+        elif ch in ")]}":
+            state["depth"] = max(0, state["depth"] - 1)
+        elif ch == "\\" and line[i + 1:].strip("\r\n") == "":
+            state["continued"] = True
+        i += 1
+    if state["string"] is not None and len(state["string"]) == 1 and not line.rstrip("\r\n").endswith("\\"):
+        state["string"] = None  # an unterminated one-line string: a syntax error Python will report
+    return None
+
+
+def _is_magic(code: str) -> bool:
+    """Whether a line that starts a statement is IPython syntax rather than Python."""
+    s = code.strip()
+    if not s:
+        return False
+    if s[0] in "%!?/,;":
+        return True          # magic, shell escape, help, autocall
+    if s.endswith("?"):
+        return True          # `obj?`, `obj??`
+    return bool(_MAGIC_ASSIGN.match(s))   # `files = !ls`, `t = %timeit -o f()`
+
+
+def _mask(source: str) -> tuple[list[str], list[str]] | None:
+    """(lines of Python with placeholders, original text of each masked line), or None when
+    the cell is not Python (a cell magic such as `%%bash`)."""
+    lines = split_lines(source)
+    out: list[str] = []
+    masked: list[str] = []
+
+    def hide(line: str, first: bool, indent: str) -> None:
+        body = line[:-1] if line.endswith("\n") else line
+        cr = "\r" if body.endswith("\r") else ""
+        out.append(f"{indent}{'pass  ' if first else ''}{MAGIC_MARK}{len(masked)}{cr}"
+                   + ("\n" if line.endswith("\n") else ""))
+        masked.append(body)
+
+    start = next((k for k, l in enumerate(lines) if l.strip()), None)
+    first_python = 0
+    if start is not None and lines[start].lstrip().startswith("%%"):
+        name = lines[start].lstrip()[2:].split(None, 1)[0] if lines[start].lstrip()[2:].strip() else ""
+        if name not in PYTHON_CELL_MAGICS:
+            return None
+        out.extend(lines[:start])
+        hide(lines[start], True, "")
+        first_python = start + 1
+    state = {"depth": 0, "string": None, "continued": False}
+    continuing_magic = False
+    for line in lines[first_python:]:
+        at_start = state["depth"] == 0 and state["string"] is None and not state["continued"]
+        if continuing_magic:
+            hide(line, False, indent)
+            continuing_magic = line.rstrip("\r\n").endswith("\\")
+            continue
+        if at_start:
+            probe = dict(state)
+            comment = _lex(line, probe)
+            code = line[:comment] if comment is not None else line
+            if _is_magic(code):
+                indent = line[: len(line) - len(line.lstrip(" \t"))]
+                hide(line, True, indent)
+                continuing_magic = line.rstrip("\r\n").endswith("\\")
+                continue
+        _lex(line, state)
+        out.append(line)
+    return out, masked
+
+
+# --------------------------------------------------------------------------- the notebook
+
+
+@dataclass
+class Cell:
+    number: int                 # 1-based among all cells, markdown included (Ruff's "cell 3")
+    source: str                 # as the notebook holds it
+    node: _Node                 # its "source" value in the file text
+    code: str                   # Python with placeholders, ending with a newline
+    masked: list[str]           # original text of each placeholder line
+
+
+class Notebook:
+    """One .ipynb file: `text` is the Python module the engine analyses."""
+
+    def __init__(self, file: SourceFile, raw_text: str, tree: _Node, cells: list[Cell]):
+        self.file = file
+        self.path = file.path
+        self.raw_text = raw_text
+        self.tree = tree
+        self.cells = cells
+        self.text = "".join(f"{CELL_MARK}{c.number}\n{c.code}" for c in cells)
+        self._ascii = _uses_ascii_escapes(raw_text)
+
+    # -- reading ---------------------------------------------------------------
+    @classmethod
+    def read(cls, path: str) -> "Notebook":
+        return cls.from_source(SourceFile.read(path))
+
+    @classmethod
+    def from_bytes(cls, path: str, raw: bytes) -> "Notebook":
+        return cls.from_source(SourceFile.from_bytes(path, raw))
+
+    @classmethod
+    def from_source(cls, file: SourceFile) -> "Notebook":
+        text = file.text
+        validate(text)
+        try:
+            tree = _parse(text)
+        except (ValueError, IndexError) as exc:
+            raise NotebookError(f"not a notebook: {exc}") from exc
+        cells_node = _get(tree, "cells") if tree.kind == "object" else None
+        if cells_node is None or cells_node.kind != "array":
+            raise NotebookError("not a notebook: no \"cells\" list")
+        if not _is_python(tree):
+            return cls(file, text, tree, [])
+        cells: list[Cell] = []
+        for number, node in enumerate(cells_node.items, start=1):
+            kind = _get(node, "cell_type")
+            src = _get(node, "source")
+            if kind is None or kind.value != "code" or src is None:
+                continue
+            source = "".join(i.value for i in src.items) if src.kind == "array" else src.value
+            if CELL_MARK.strip() in source or MAGIC_MARK.strip() in source:
+                raise NotebookError(f"cell {number} holds gradfix's own marker text ({CELL_MARK.strip()!r} "
+                                    f"or {MAGIC_MARK.strip()!r}); not analysed")
+            masked = _mask(source)
+            if masked is None:
+                continue
+            lines, originals = masked
+            code = "".join(lines)
+            if code and not code.endswith("\n"):
+                code += "\n"
+            cells.append(Cell(number, source, src, code, originals))
+        return cls(file, text, tree, cells)
+
+    # -- positions -------------------------------------------------------------
+    def locate(self, line: int, text: str | None = None) -> tuple[int | None, int]:
+        """(cell number, 1-based line in that cell) of a line of `text` (default: this
+        notebook's module); (None, line) for a marker line or a text without markers."""
+        lines = split_lines(self.text if text is None else text)
+        for k in range(min(line, len(lines)) - 1, -1, -1):
+            if lines[k].startswith(CELL_MARK):
+                if k == line - 1:
+                    return None, line
+                try:
+                    return int(lines[k][len(CELL_MARK):].strip()), line - k - 1
+                except ValueError:
+                    break
+        return None, line
+
+    # -- mapping a rewritten module back ---------------------------------------
+    def split(self, text: str) -> dict[int, str] | None:
+        """New source of each code cell in `text`, magics restored; None when `text` cannot be
+        mapped back (a marker or a placeholder moved, changed or vanished)."""
+        lines = split_lines(text)
+        chunks: list[list[str]] = []
+        numbers: list[int] = []
+        for line in lines:
+            if line.startswith(CELL_MARK) and line.endswith("\n"):
+                numbers.append(int(line[len(CELL_MARK):-1]) if line[len(CELL_MARK):-1].isdigit() else -1)
+                chunks.append([])
+            elif not chunks:
+                return None   # text before the first cell
+            else:
+                chunks[-1].append(line)
+        if numbers != [c.number for c in self.cells]:
+            return None
+        out: dict[int, str] = {}
+        for cell, chunk in zip(self.cells, chunks):
+            restored: list[str] = []
+            seen = 0
+            placeholders = split_lines(cell.code)
+            expected = [p for p in placeholders if _PLACEHOLDER.fullmatch(p.rstrip("\n"))]
+            for line in chunk:
+                m = _PLACEHOLDER.fullmatch(line.rstrip("\n"))
+                if m is None:
+                    if MAGIC_MARK.strip() in line:
+                        return None
+                    restored.append(line)
+                    continue
+                k = int(m.group(1))
+                if k != seen or k >= len(expected) or line.rstrip("\n") != expected[k].rstrip("\n"):
+                    return None
+                restored.append(cell.masked[k] + ("\n" if line.endswith("\n") else ""))
+                seen += 1
+            if seen != len(cell.masked):
+                return None
+            new = "".join(restored)
+            if not cell.source.endswith("\n") and new.endswith("\n"):
+                new = new[:-1]
+            out[cell.number] = new
+        return out
+
+    def render(self, sources: dict[int, str]) -> str:
+        """The file's text with the given cells' sources replaced and nothing else touched."""
+        text = self.raw_text
+        for cell in sorted(self.cells, key=lambda c: c.node.start, reverse=True):
+            new = sources.get(cell.number, cell.source)
+            if new == cell.source:
+                continue
+            text = text[: cell.node.start] + self._source_json(cell, new) + text[cell.node.end:]
+        return text
+
+    def write(self, new_text: str) -> None:
+        """Atomically replace the file with `new_text` (a rendering), as SourceFile.write does."""
+        self.file.write(new_text)
+
+    def rendered(self, text: str) -> str | None:
+        """The notebook file's text for a rewritten module, or None (see `split`)."""
+        sources = self.split(text)
+        return None if sources is None else self.render(sources)
+
+    def _source_json(self, cell: Cell, new: str) -> str:
+        node = cell.node
+        dump = lambda s: json.dumps(s, ensure_ascii=self._ascii)  # noqa: E731
+        if node.kind == "string":
+            return dump(new)
+        lines = new.splitlines(True)   # how nbformat splits a source into a list
+        if not lines:
+            return "[]"
+        tokens = {}
+        for item in node.items:
+            tokens.setdefault(item.value, self.raw_text[item.start:item.end])
+        opening, separator, closing = self._list_layout(node)
+        return "[" + opening + separator.join(tokens.get(l) or dump(l) for l in lines) + closing + "]"
+
+    def _list_layout(self, node: _Node) -> tuple[str, str, str]:
+        """Whitespace after '[', between items (after the comma included) and before ']'."""
+        raw = self.raw_text
+        if node.items:
+            opening = raw[node.start + 1: node.items[0].start]
+            closing = raw[node.items[-1].end: node.end - 1]
+            if len(node.items) > 1:
+                separator = raw[node.items[0].end: node.items[1].start]
+            else:
+                separator = "," + opening
+            return opening, separator, closing
+        # an empty list: indent one level deeper than the "source" key's line
+        line_start = raw.rfind("\n", 0, node.start) + 1
+        before = raw[line_start: node.start]
+        key_indent = before[: len(before) - len(before.lstrip(" \t"))]
+        if line_start == 0:
+            return "", ", ", ""
+        unit = _indent_unit(raw)
+        return "\n" + key_indent + unit, ",\n" + key_indent + unit, "\n" + key_indent
+
+
+def _indent_unit(raw: str) -> str:
+    m = re.match(r"\{\r?\n([ \t]+)", raw)
+    return m.group(1) if m else " "
+
+
+def _uses_ascii_escapes(raw: str) -> bool:
+    """Whether the file escapes non-ASCII characters (`json.dumps` default) rather than
+    writing them as they are (nbformat's `ensure_ascii=False`)."""
+    if any(ord(ch) > 127 for ch in raw):
+        return False
+    return bool(re.search(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})", raw))
+
+
+def _is_python(tree: _Node) -> bool:
+    """Unless the notebook says its language is another one, its code cells are Python."""
+    meta = _get(tree, "metadata")
+    if meta is None or meta.kind != "object":
+        return True
+    for key, sub in (("language_info", "name"), ("kernelspec", "language")):
+        node = _get(meta, key)
+        if node is not None and node.kind == "object":
+            lang = _get(node, sub)
+            if lang is not None and isinstance(lang.value, str) and lang.value:
+                return lang.value.lower() == "python"
+    return True
+
+
+def validate(text: str) -> None:
+    """Read with nbformat and validate against its schema; NotebookError says why not."""
+    import nbformat
+    from nbformat.reader import NotJSONError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            nb = nbformat.reader.reads(text)
+            major = nb.get("nbformat")
+            if major != 4:
+                raise NotebookError(f"nbformat {major} notebooks are not supported (only nbformat 4; "
+                                    f"open and save it in Jupyter to upgrade it)")
+            nbformat.validate(nb)
+    except NotJSONError as exc:
+        raise NotebookError(f"not a notebook: invalid JSON ({str(exc).splitlines()[0][:120]})") from exc
+    except nbformat.ValidationError as exc:
+        raise NotebookError(f"not a valid nbformat 4 notebook: {exc.message}") from exc
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NotebookError(f"not a notebook: {exc}") from exc
+
+
+# --------------------------------------------------------------------------- display
+
+
+def cell_sources(text: str) -> list[tuple[int, str, str]]:
+    """(cell number, cell type, source) of every cell in a notebook file's text."""
+    tree = _parse(text)
+    cells = _get(tree, "cells")
+    out = []
+    for number, node in enumerate(cells.items if cells is not None else [], start=1):
+        kind = _get(node, "cell_type")
+        src = _get(node, "source")
+        if src is None:
+            continue
+        source = "".join(i.value for i in src.items) if src.kind == "array" else src.value
+        out.append((number, kind.value if kind is not None else "", source))
+    return out
+
+
+def cell_diff(old: str, new: str, path: str, context: int = 3) -> str:
+    """A readable diff of two versions of a notebook file, one section per changed cell
+    (`--- a/nb.ipynb:cell 3`), with line numbers inside the cell."""
+    if old == new:
+        return ""
+    before = {n: s for n, _, s in cell_sources(old)}
+    out = []
+    for number, _kind, source in cell_sources(new):
+        previous = before.get(number, "")
+        if previous == source:
+            continue
+        diff = unified_diff(_terminated(previous), _terminated(source), f"{path}:cell {number}", context)
+        out.append(diff.split("\n", 1)[1])   # no `diff --git` line: these are not file paths
+    return "".join(out)
+
+
+def _terminated(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def file_diff(old: str, new: str, path: str) -> str:
+    """The diff to show for one file: per cell for a notebook, unified otherwise."""
+    if is_notebook(path):
+        try:
+            return cell_diff(old, new, path)
+        except (ValueError, IndexError):
+            pass
+    return unified_diff(old, new, path)
+
+
+# --------------------------------------------------------------------------- engine results
+
+
+def locate_finding(nb: Notebook, finding: Finding, text: str | None = None, line: int | None = None) -> Finding:
+    """`finding` (a line of `text`, default the notebook's module) in cell coordinates;
+    `line`, when given, is the line of the notebook's own module to report instead."""
+    cell, in_cell = nb.locate(finding.span.line if line is None else line, None if line is not None else text)
+    if cell is None:
+        return finding
+    shift = in_cell - finding.span.line
+    span = Span(finding.span.line + shift, finding.span.column, finding.span.end_line + shift, finding.span.end_column)
+    return dataclasses.replace(finding, span=span, cell=cell)
+
+
+def locate_error(nb: Notebook, error: FileError, text: str | None = None) -> FileError:
+    if error.line is None:
+        return error
+    cell, line = nb.locate(error.line, text)
+    return error if cell is None else dataclasses.replace(error, line=line, cell=cell)
+
+
+def guard(nb: Notebook, decide: Decide) -> Decide:
+    """Refuse the changes that cannot be mapped back to the notebook (they would touch a
+    masked magic or a cell marker) and show the others to `decide` in cell coordinates:
+    `decide` sees copies whose `before`/`after` are the notebook file's text."""
+    def decide_in_cells(changes: list[Change]) -> Decision:
+        flags = [False] * len(changes)
+        offered: list[tuple[int, Change]] = []
+        for k, change in enumerate(changes):
+            after = nb.rendered(change.after)
+            before = nb.rendered(change.before)
+            if after is None or before is None:
+                change.reason = "would change an IPython magic or a cell boundary of the notebook"
+                continue
+            view = dataclasses.replace(change, finding=locate_finding(nb, change.finding, line=change.line),
+                                       line=nb.locate(change.line)[1], before=before, after=after)
+            offered.append((k, view))
+        if not offered:
+            return Decision(flags)
+        decision = decide([view for _, view in offered])
+        for (k, view), ok in zip(offered, decision.accept):
+            flags[k] = ok
+            changes[k].reason = view.reason
+        return Decision(flags, stop=decision.stop)
+
+    return decide_in_cells
+
+
+def map_result(nb: Notebook, result: FixResult) -> FixResult:
+    """Turn the engine's result on the module into one on the notebook file: `original` and
+    `fixed` become the file's text, lines become cell lines."""
+    fixed_text = result.fixed
+    fixed = nb.raw_text if fixed_text == result.original else nb.rendered(fixed_text)
+    if fixed is None:
+        result.errors.append(FileError(result.path, None, "the fixes cannot be mapped back to the notebook's "
+                                                          "cells; nothing written"))
+        for change in result.changes:
+            if change.applied:
+                change.applied = False
+                change.reason = "could not be mapped back to the notebook"
+        fixed = nb.raw_text
+    for change in result.changes:
+        change.finding = locate_finding(nb, change.finding, line=change.line)
+        change.line = nb.locate(change.line)[1]
+    result.findings = [locate_finding(nb, f, fixed_text) for f in result.findings]
+    result.errors = [locate_error(nb, e) for e in result.errors]
+    result.original, result.fixed = nb.raw_text, fixed
+    return result
