@@ -428,7 +428,7 @@ def validate(text: str) -> None:
         raise NotebookError(f"not a notebook: invalid JSON ({str(exc).splitlines()[0][:120]})") from exc
     except nbformat.ValidationError as exc:
         raise NotebookError(f"not a valid nbformat 4 notebook: {exc.message}") from exc
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:   # JSON, but not a notebook's shape
         raise NotebookError(f"not a notebook: {exc}") from exc
 
 
