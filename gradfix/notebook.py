@@ -212,17 +212,18 @@ def _mask(source: str) -> tuple[list[str], list[str]] | None:
 class Cell:
     number: int                 # 1-based among all cells, markdown included (Ruff's "cell 3")
     source: str                 # as the notebook holds it
-    node: _Node                 # its "source" value in the file text
+    node: _Node | None          # its "source" value in the file text (None: cells from an editor)
     code: str                   # Python with placeholders, ending with a newline
     masked: list[str]           # original text of each placeholder line
 
 
 class Notebook:
-    """One .ipynb file: `text` is the Python module the engine analyses."""
+    """One .ipynb file (or an editor's notebook): `text` is the Python module the engine analyses."""
 
-    def __init__(self, file: SourceFile, raw_text: str, tree: _Node, cells: list[Cell]):
+    def __init__(self, file: SourceFile | None, raw_text: str, tree: _Node | None, cells: list[Cell],
+                 path: str | None = None):
         self.file = file
-        self.path = file.path
+        self.path = file.path if file is not None else path
         self.raw_text = raw_text
         self.tree = tree
         self.cells = cells
@@ -251,25 +252,20 @@ class Notebook:
             raise NotebookError("not a notebook: no \"cells\" list")
         if not _is_python(tree):
             return cls(file, text, tree, [])
-        cells: list[Cell] = []
+        code_cells = []
         for number, node in enumerate(cells_node.items, start=1):
             kind = _get(node, "cell_type")
             src = _get(node, "source")
             if kind is None or kind.value != "code" or src is None:
                 continue
             source = "".join(i.value for i in src.items) if src.kind == "array" else src.value
-            if CELL_MARK.strip() in source or MAGIC_MARK.strip() in source:
-                raise NotebookError(f"cell {number} holds gradfix's own marker text ({CELL_MARK.strip()!r} "
-                                    f"or {MAGIC_MARK.strip()!r}); not analysed")
-            masked = _mask(source)
-            if masked is None:
-                continue
-            lines, originals = masked
-            code = "".join(lines)
-            if code and not code.endswith("\n"):
-                code += "\n"
-            cells.append(Cell(number, source, src, code, originals))
-        return cls(file, text, tree, cells)
+            code_cells.append((number, source, src))
+        return cls(file, text, tree, _cells(code_cells))
+
+    @classmethod
+    def from_cells(cls, path: str, cells: list[tuple[int, str]]) -> "Notebook":
+        """From an editor's code cells, (1-based number among all cells, text); no file to render."""
+        return cls(None, "", None, _cells([(n, s, None) for n, s in cells]), path=path)
 
     # -- positions -------------------------------------------------------------
     def locate(self, line: int, text: str | None = None) -> tuple[int | None, int]:
@@ -341,6 +337,7 @@ class Notebook:
 
     def write(self, new_text: str) -> None:
         """Atomically replace the file with `new_text` (a rendering), as SourceFile.write does."""
+        assert self.file is not None
         self.file.write(new_text)
 
     def rendered(self, text: str) -> str | None:
@@ -381,6 +378,23 @@ class Notebook:
             return "", ", ", ""
         unit = _indent_unit(raw)
         return "\n" + key_indent + unit, ",\n" + key_indent + unit, "\n" + key_indent
+
+
+def _cells(code_cells: list[tuple[int, str, _Node | None]]) -> list[Cell]:
+    cells: list[Cell] = []
+    for number, source, node in code_cells:
+        if CELL_MARK.strip() in source or MAGIC_MARK.strip() in source:
+            raise NotebookError(f"cell {number} holds gradfix's own marker text ({CELL_MARK.strip()!r} "
+                                f"or {MAGIC_MARK.strip()!r}); not analysed")
+        masked = _mask(source)
+        if masked is None:
+            continue
+        lines, originals = masked
+        code = "".join(lines)
+        if code and not code.endswith("\n"):
+            code += "\n"
+        cells.append(Cell(number, source, node, code, originals))
+    return cells
 
 
 def _indent_unit(raw: str) -> str:
