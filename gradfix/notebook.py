@@ -15,6 +15,7 @@ as they were, byte for byte. nbformat reads and validates; it never writes.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import json
 import re
@@ -148,14 +149,15 @@ def _lex(line: str, state: dict) -> int | None:
     return None
 
 
-def _is_magic(code: str) -> bool:
-    """Whether a line that starts a statement is IPython syntax rather than Python."""
+def _is_magic(code: str, closed: bool) -> bool:
+    """Whether a line that starts a statement is IPython syntax rather than Python; `closed`:
+    the line leaves no string or bracket open (a triple-quoted string opened by `x = ` and ending the line in `?` is Python)."""
     s = code.strip()
     if not s:
         return False
     if s[0] in "%!?/,;":
         return True          # magic, shell escape, help, autocall
-    if s.endswith("?"):
+    if s.endswith("?") and closed:
         return True          # `obj?`, `obj??`
     return bool(_MAGIC_ASSIGN.match(s))   # `files = !ls`, `t = %timeit -o f()`
 
@@ -195,7 +197,7 @@ def _mask(source: str) -> tuple[list[str], list[str]] | None:
             probe = dict(state)
             comment = _lex(line, probe)
             code = line[:comment] if comment is not None else line
-            if _is_magic(code):
+            if _is_magic(code, probe["string"] is None and probe["depth"] == 0):
                 indent = line[: len(line) - len(line.lstrip(" \t"))]
                 hide(line, True, indent)
                 continuing_magic = line.rstrip("\r\n").endswith("\\")
@@ -229,6 +231,7 @@ class Notebook:
         self.cells = cells
         self.text = "".join(f"{CELL_MARK}{c.number}\n{c.code}" for c in cells)
         self._ascii = _uses_ascii_escapes(raw_text)
+        self._marks_of: tuple[str, list] | None = None
 
     # -- reading ---------------------------------------------------------------
     @classmethod
@@ -271,16 +274,22 @@ class Notebook:
     def locate(self, line: int, text: str | None = None) -> tuple[int | None, int]:
         """(cell number, 1-based line in that cell) of a line of `text` (default: this
         notebook's module); (None, line) for a marker line or a text without markers."""
-        lines = split_lines(self.text if text is None else text)
-        for k in range(min(line, len(lines)) - 1, -1, -1):
-            if lines[k].startswith(CELL_MARK):
-                if k == line - 1:
-                    return None, line
-                try:
-                    return int(lines[k][len(CELL_MARK):].strip()), line - k - 1
-                except ValueError:
-                    break
-        return None, line
+        marks = self._marks(self.text if text is None else text)
+        k = bisect.bisect_right(marks, (line, float("inf"))) - 1
+        if k < 0 or marks[k][0] == line:
+            return None, line
+        return marks[k][1], line - marks[k][0]
+
+    def _marks(self, text: str) -> list[tuple[int, int]]:
+        """(1-based line, cell number) of each marker line in `text`; the last text's is kept."""
+        if self._marks_of is not None and self._marks_of[0] is text:
+            return self._marks_of[1]
+        marks = []
+        for k, line in enumerate(split_lines(text), start=1):
+            if line.startswith(CELL_MARK) and line[len(CELL_MARK):].strip().isdigit():
+                marks.append((k, int(line[len(CELL_MARK):])))
+        self._marks_of = (text, marks)
+        return marks
 
     # -- mapping a rewritten module back ---------------------------------------
     def split(self, text: str) -> dict[int, str] | None:
@@ -522,9 +531,12 @@ def guard(nb: Notebook, decide: Decide) -> Decide:
     def decide_in_cells(changes: list[Change]) -> Decision:
         flags = [False] * len(changes)
         offered: list[tuple[int, Change]] = []
+        befores: dict[str, str | None] = {}     # a round's changes share their `before`
         for k, change in enumerate(changes):
             after = nb.rendered(change.after)
-            before = nb.rendered(change.before)
+            if change.before not in befores:
+                befores[change.before] = nb.rendered(change.before)
+            before = befores[change.before]
             if after is None or before is None:
                 change.reason = "would change an IPython magic or a cell boundary of the notebook"
                 continue

@@ -88,6 +88,7 @@ def test_module_masks_every_magic_and_maps_back_unchanged():
     # Python that only looks like IPython syntax stays Python
     ("y = (a\n     % b)\nz = x != 1  # why?\n", []),
     ('s = """\n!not a shell line\n%not a magic\n"""\n', []),
+    ('q = """why?\n!still text\n"""\n', []),
     ("t = [1,\n  2] ; u = 3\n", []),
 ])
 def test_masking(source, masked):
