@@ -8,9 +8,10 @@ line count (`pass  # gradfix:magic 0`). After a fix, `split` cuts the text back 
 cells at the markers and puts the original magic lines back; a rewrite that moved or
 changed a marker or a placeholder cannot be mapped back and is refused.
 
-Writing splices only the changed cells' `source` values into the file's own text, so
-outputs, execution counts, metadata, key order, indentation and the final newline stay
-as they were, byte for byte. nbformat reads and validates; it never writes.
+Writing splices only the changed cells' `source` values into the file's own text (at
+the offsets `gradfix.jsonspans` finds), so outputs, execution counts, metadata, key
+order, indentation and the final newline stay as they were, byte for byte. nbformat
+reads and validates; it never writes. The masking itself is `gradfix.magics`.
 """
 
 from __future__ import annotations
@@ -20,22 +21,17 @@ import dataclasses
 import json
 import re
 import warnings
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
 
 from gradfix.diffing import split_lines, unified_diff
 from gradfix.engine import Change, Decide, Decision, FixResult
+from gradfix.jsonspans import Node, get, parse
+from gradfix.magics import MAGIC_MARK, PLACEHOLDER, mask
 from gradfix.model import FileError, Finding, Span
 from gradfix.sourcefile import SourceError, SourceFile
 
 SUFFIX = ".ipynb"
 CELL_MARK = "# gradfix:cell "
-MAGIC_MARK = "# gradfix:magic "
-# cell magics whose body IPython runs as Python in the kernel's namespace; any other
-# (`%%bash`, `%%writefile`, `%%html`...) makes the whole cell not Python
-PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"})
-_MAGIC_ASSIGN = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
-_PLACEHOLDER = re.compile(r"[ \t]*(?:pass  )?# gradfix:magic (\d+)\r?")
 
 
 def is_notebook(path: str) -> bool:
@@ -46,167 +42,6 @@ class NotebookError(SourceError):
     """The file is not a notebook gradfix can read (bad JSON, not nbformat 4, invalid)."""
 
 
-# --------------------------------------------------------------------------- JSON spans
-
-
-@dataclass
-class _Node:
-    kind: str                     # "object", "array", "string", "scalar"
-    start: int                    # offset of the value's first character
-    end: int                      # offset after its last character
-    items: list = field(default_factory=list)   # object: [(key, _Node)], array: [_Node]
-    value: Any = None             # decoded value for strings and scalars
-
-
-_WS = re.compile(r"[ \t\n\r]*")
-_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
-
-
-def _parse(text: str, i: int = 0) -> _Node:
-    """A JSON value with the offsets of every value in it (json.loads gives none)."""
-    i = _WS.match(text, i).end()
-    ch = text[i:i + 1]
-    if ch == '"':
-        value, end = json.decoder.scanstring(text, i + 1)
-        return _Node("string", i, end, value=value)
-    if ch in ("{", "["):
-        close = "}" if ch == "{" else "]"
-        node = _Node("object" if ch == "{" else "array", i, i)
-        j = _WS.match(text, i + 1).end()
-        if text[j:j + 1] == close:
-            node.end = j + 1
-            return node
-        while True:
-            if ch == "{":
-                key = _parse(text, j)
-                if key.kind != "string":
-                    raise ValueError(f"expected a key at offset {key.start}")
-                j = _WS.match(text, key.end).end()
-                if text[j:j + 1] != ":":
-                    raise ValueError(f"expected ':' at offset {j}")
-                value = _parse(text, j + 1)
-                node.items.append((key.value, value))
-            else:
-                value = _parse(text, j)
-                node.items.append(value)
-            j = _WS.match(text, value.end).end()
-            if text[j:j + 1] == ",":
-                j += 1
-                continue
-            if text[j:j + 1] == close:
-                node.end = j + 1
-                return node
-            raise ValueError(f"expected ',' or {close!r} at offset {j}")
-    m = _SCALAR.match(text, i)
-    if not m:
-        raise ValueError(f"unexpected character at offset {i}")
-    return _Node("scalar", i, m.end(), value=json.loads(m.group()))
-
-
-def _get(node: _Node, key: str) -> _Node | None:
-    for k, v in node.items:
-        if k == key:
-            return v
-    return None
-
-
-# --------------------------------------------------------------------------- masking
-
-
-def _lex(line: str, state: dict) -> int | None:
-    """Advance the lexical state (open brackets, open string) over one line of Python;
-    return the offset where a comment starts, if one does."""
-    i, n = 0, len(line)
-    state["continued"] = False
-    while i < n:
-        quote = state["string"]
-        if quote is not None:
-            if line[i] == "\\":      # escapes the next character, in raw strings too
-                i += 2
-                continue
-            if line.startswith(quote, i):
-                state["string"] = None
-                i += len(quote)
-                continue
-            i += 1
-            continue
-        ch = line[i]
-        if ch == "#":
-            return i
-        if ch in "\"'":
-            state["string"] = ch * 3 if line.startswith(ch * 3, i) else ch
-            i += len(state["string"])
-            continue
-        if ch in "([{":
-            state["depth"] += 1
-        elif ch in ")]}":
-            state["depth"] = max(0, state["depth"] - 1)
-        elif ch == "\\" and line[i + 1:].strip("\r\n") == "":
-            state["continued"] = True
-        i += 1
-    if state["string"] is not None and len(state["string"]) == 1 and not line.rstrip("\r\n").endswith("\\"):
-        state["string"] = None  # an unterminated one-line string: a syntax error Python will report
-    return None
-
-
-def _is_magic(code: str, closed: bool) -> bool:
-    """Whether a line that starts a statement is IPython syntax rather than Python; `closed`:
-    the line leaves no string or bracket open (a triple-quoted string opened by `x = ` and ending the line in `?` is Python)."""
-    s = code.strip()
-    if not s:
-        return False
-    if s[0] in "%!?/,;":
-        return True          # magic, shell escape, help, autocall
-    if s.endswith("?") and closed:
-        return True          # `obj?`, `obj??`
-    return bool(_MAGIC_ASSIGN.match(s))   # `files = !ls`, `t = %timeit -o f()`
-
-
-def _mask(source: str) -> tuple[list[str], list[str]] | None:
-    """(lines of Python with placeholders, original text of each masked line), or None when
-    the cell is not Python (a cell magic such as `%%bash`)."""
-    lines = split_lines(source)
-    out: list[str] = []
-    masked: list[str] = []
-
-    def hide(line: str, first: bool, indent: str) -> None:
-        body = line[:-1] if line.endswith("\n") else line
-        cr = "\r" if body.endswith("\r") else ""
-        out.append(f"{indent}{'pass  ' if first else ''}{MAGIC_MARK}{len(masked)}{cr}"
-                   + ("\n" if line.endswith("\n") else ""))
-        masked.append(body)
-
-    start = next((k for k, l in enumerate(lines) if l.strip()), None)
-    first_python = 0
-    if start is not None and lines[start].lstrip().startswith("%%"):
-        name = lines[start].lstrip()[2:].split(None, 1)[0] if lines[start].lstrip()[2:].strip() else ""
-        if name not in PYTHON_CELL_MAGICS:
-            return None
-        out.extend(lines[:start])
-        hide(lines[start], True, "")
-        first_python = start + 1
-    state = {"depth": 0, "string": None, "continued": False}
-    continuing_magic = False
-    for line in lines[first_python:]:
-        at_start = state["depth"] == 0 and state["string"] is None and not state["continued"]
-        if continuing_magic:
-            hide(line, False, indent)
-            continuing_magic = line.rstrip("\r\n").endswith("\\")
-            continue
-        if at_start:
-            probe = dict(state)
-            comment = _lex(line, probe)
-            code = line[:comment] if comment is not None else line
-            if _is_magic(code, probe["string"] is None and probe["depth"] == 0):
-                indent = line[: len(line) - len(line.lstrip(" \t"))]
-                hide(line, True, indent)
-                continuing_magic = line.rstrip("\r\n").endswith("\\")
-                continue
-        _lex(line, state)
-        out.append(line)
-    return out, masked
-
-
 # --------------------------------------------------------------------------- the notebook
 
 
@@ -214,7 +49,7 @@ def _mask(source: str) -> tuple[list[str], list[str]] | None:
 class Cell:
     number: int                 # 1-based among all cells, markdown included (Ruff's "cell 3")
     source: str                 # as the notebook holds it
-    node: _Node | None          # its "source" value in the file text (None: cells from an editor)
+    node: Node | None          # its "source" value in the file text (None: cells from an editor)
     code: str                   # Python with placeholders, ending with a newline
     masked: list[str]           # original text of each placeholder line
 
@@ -222,7 +57,7 @@ class Cell:
 class Notebook:
     """One .ipynb file (or an editor's notebook): `text` is the Python module the engine analyses."""
 
-    def __init__(self, file: SourceFile | None, raw_text: str, tree: _Node | None, cells: list[Cell],
+    def __init__(self, file: SourceFile | None, raw_text: str, tree: Node | None, cells: list[Cell],
                  path: str | None = None):
         self.file = file
         self.path = file.path if file is not None else path
@@ -247,18 +82,18 @@ class Notebook:
         text = file.text
         validate(text)
         try:
-            tree = _parse(text)
+            tree = parse(text)
         except (ValueError, IndexError) as exc:
             raise NotebookError(f"not a notebook: {exc}") from exc
-        cells_node = _get(tree, "cells") if tree.kind == "object" else None
+        cells_node = get(tree, "cells") if tree.kind == "object" else None
         if cells_node is None or cells_node.kind != "array":
             raise NotebookError("not a notebook: no \"cells\" list")
         if not _is_python(tree):
             return cls(file, text, tree, [])
         code_cells = []
         for number, node in enumerate(cells_node.items, start=1):
-            kind = _get(node, "cell_type")
-            src = _get(node, "source")
+            kind = get(node, "cell_type")
+            src = get(node, "source")
             if kind is None or kind.value != "code" or src is None:
                 continue
             source = "".join(i.value for i in src.items) if src.kind == "array" else src.value
@@ -313,9 +148,9 @@ class Notebook:
             restored: list[str] = []
             seen = 0
             placeholders = split_lines(cell.code)
-            expected = [p for p in placeholders if _PLACEHOLDER.fullmatch(p.rstrip("\n"))]
+            expected = [p for p in placeholders if PLACEHOLDER.fullmatch(p.rstrip("\n"))]
             for line in chunk:
-                m = _PLACEHOLDER.fullmatch(line.rstrip("\n"))
+                m = PLACEHOLDER.fullmatch(line.rstrip("\n"))
                 if m is None:
                     if MAGIC_MARK.strip() in line:
                         return None
@@ -368,7 +203,7 @@ class Notebook:
         opening, separator, closing = self._list_layout(node)
         return "[" + opening + separator.join(tokens.get(l) or dump(l) for l in lines) + closing + "]"
 
-    def _list_layout(self, node: _Node) -> tuple[str, str, str]:
+    def _list_layout(self, node: Node) -> tuple[str, str, str]:
         """Whitespace after '[', between items (after the comma included) and before ']'."""
         raw = self.raw_text
         if node.items:
@@ -389,13 +224,13 @@ class Notebook:
         return "\n" + key_indent + unit, ",\n" + key_indent + unit, "\n" + key_indent
 
 
-def _cells(code_cells: list[tuple[int, str, _Node | None]]) -> list[Cell]:
+def _cells(code_cells: list[tuple[int, str, Node | None]]) -> list[Cell]:
     cells: list[Cell] = []
     for number, source, node in code_cells:
         if CELL_MARK.strip() in source or MAGIC_MARK.strip() in source:
             raise NotebookError(f"cell {number} holds gradfix's own marker text ({CELL_MARK.strip()!r} "
                                 f"or {MAGIC_MARK.strip()!r}); not analysed")
-        masked = _mask(source)
+        masked = mask(source)
         if masked is None:
             continue
         lines, originals = masked
@@ -419,15 +254,15 @@ def _uses_ascii_escapes(raw: str) -> bool:
     return bool(re.search(r"\\u(?:00[89a-fA-F][0-9a-fA-F]|0[1-9a-fA-F][0-9a-fA-F]{2}|[1-9a-fA-F][0-9a-fA-F]{3})", raw))
 
 
-def _is_python(tree: _Node) -> bool:
+def _is_python(tree: Node) -> bool:
     """Unless the notebook says its language is another one, its code cells are Python."""
-    meta = _get(tree, "metadata")
+    meta = get(tree, "metadata")
     if meta is None or meta.kind != "object":
         return True
     for key, sub in (("language_info", "name"), ("kernelspec", "language")):
-        node = _get(meta, key)
+        node = get(meta, key)
         if node is not None and node.kind == "object":
-            lang = _get(node, sub)
+            lang = get(node, sub)
             if lang is not None and isinstance(lang.value, str) and lang.value:
                 return lang.value.lower() == "python"
     return True
@@ -460,12 +295,12 @@ def validate(text: str) -> None:
 
 def cell_sources(text: str) -> list[tuple[int, str, str]]:
     """(cell number, cell type, source) of every cell in a notebook file's text."""
-    tree = _parse(text)
-    cells = _get(tree, "cells")
+    tree = parse(text)
+    cells = get(tree, "cells")
     out = []
     for number, node in enumerate(cells.items if cells is not None else [], start=1):
-        kind = _get(node, "cell_type")
-        src = _get(node, "source")
+        kind = get(node, "cell_type")
+        src = get(node, "source")
         if src is None:
             continue
         source = "".join(i.value for i in src.items) if src.kind == "array" else src.value

@@ -20,7 +20,8 @@ from click.testing import CliRunner
 from gradfix.cli.main import main
 from gradfix.engine import Change, Decision
 from gradfix.model import Finding, Fix, Safety, Span
-from gradfix.notebook import Notebook, NotebookError, _mask, guard
+from gradfix.magics import mask
+from gradfix.notebook import Notebook, NotebookError, guard
 
 FIXTURE = Path(__file__).resolve().parent / "notebooks" / "train.ipynb"
 RAW = FIXTURE.read_bytes()
@@ -92,15 +93,15 @@ def test_module_masks_every_magic_and_maps_back_unchanged():
     ("t = [1,\n  2] ; u = 3\n", []),
 ])
 def test_masking(source, masked):
-    lines, originals = _mask(source)
+    lines, originals = mask(source)
     assert originals == masked
     assert len(lines) == len(source.splitlines())
     ast.parse("".join(lines))
 
 
 def test_cells_that_are_not_python_are_left_out():
-    assert _mask("%%bash\necho hi\n") is None
-    assert _mask("\n%%writefile helper.py\nimport os\n") is None
+    assert mask("%%bash\necho hi\n") is None
+    assert mask("\n%%writefile helper.py\nimport os\n") is None
 
 
 @pytest.mark.parametrize("tamper", [
@@ -149,6 +150,15 @@ def test_bad_notebooks_are_reported_by_name(tmp_path):
     assert "train.ipynb:cell 3:8:9: GF101" in r.stdout          # the run went on
     with pytest.raises(NotebookError):
         Notebook.from_bytes("x.ipynb", b"[]")
+
+
+def test_a_notebook_in_another_language_is_not_analysed(tmp_path):
+    nb = json.loads(RAW)
+    nb["metadata"]["language_info"] = {"name": "R"}
+    nb["metadata"]["kernelspec"]["language"] = "R"
+    (tmp_path / "r.ipynb").write_text(json.dumps(nb, indent=1))
+    r = run(["check", "r.ipynb"], tmp_path)
+    assert (r.exit_code, r.stdout) == (0, "All checks passed (1 file).\n")
 
 
 def test_syntax_error_is_reported_in_cell_coordinates(tmp_path):
