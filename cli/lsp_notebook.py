@@ -51,6 +51,7 @@ class _State:
     """Per server: the last lint of each open notebook's module, and the debounce timers."""
 
     lints: dict = field(default_factory=dict)     # notebook uri -> (module text, engine key, future)
+    models: dict = field(default_factory=dict)    # notebook uri -> (cells, Notebook): built once per edit
     timers: dict = field(default_factory=dict)    # notebook uri -> asyncio.TimerHandle
 
 
@@ -104,8 +105,14 @@ async def cell_analysis(ls, uri: str):
     path = _nb_path(ls, nbdoc)
     engine, config, key = ls.engine_for(path)
     cls = CellAnalysis
+    sources = [(n, t) for n, _, t, _ in cells]
     try:
-        nb = Notebook.from_cells(path, [(n, t) for n, _, t, _ in cells])
+        hit = _state(ls).models.get(nbdoc.uri)
+        if hit is not None and hit[0] == sources:
+            nb = hit[1]
+        else:
+            nb = Notebook.from_cells(path, sources)
+            _state(ls).models[nbdoc.uri] = (sources, nb)
     except NotebookError as exc:
         return cls(uri, version, key, text, path, engine, config, [], [FileError(path, 1, str(exc))],
                    text.split("\n"), notebook=None, cell=number, nb_uri=nbdoc.uri)
@@ -216,4 +223,5 @@ def register(server) -> None:
         if handle is not None:
             handle.cancel()
         _state(ls).lints.pop(uri, None)
+        _state(ls).models.pop(uri, None)
         _clear(ls, [d.uri for d in params.cell_text_documents])
