@@ -14,7 +14,7 @@ import os
 import sys
 import click
 
-from gradfix.diffing import unified_diff
+from gradfix.notebook import file_diff
 from gradfix.engine import APPLIED_VERDICTS, Change, Decision, Policy
 from gradfix.model import Verdict
 from gradfix.runner import fix_paths
@@ -47,9 +47,10 @@ class _Session:
 
     def show(self, change: Change) -> None:
         f = change.finding
-        self.echo(self.style(f"{change.path}:{change.line}:{f.span.column}: {f.rule} ({f.name})", bold=True))
+        self.echo(self.style(f"{change.path}:{f.position(change.line)}: {f.rule} ({f.name})", bold=True))
         self.echo(f"  {f.message}")
-        for line in unified_diff(change.before, change.after, change.path).splitlines():
+        # a notebook's change comes in cell coordinates, with the notebook file's text
+        for line in file_diff(change.before, change.after, change.path).splitlines():
             if line.startswith(("diff --git", "--- ", "+++ ")):
                 continue
             if line.startswith("@@"):

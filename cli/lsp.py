@@ -481,7 +481,9 @@ def guarded(default: Any = None):
 
 class GradfixServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("gradfix", __version__)
+        from gradfix.cli.lsp_notebook import NOTEBOOK_SYNC
+
+        super().__init__("gradfix", __version__, notebook_document_sync=NOTEBOOK_SYNC)
         self.settings = Settings()
         self.initial_settings: dict[str, Any] = {}
         self.settings_gen = 0
@@ -648,6 +650,10 @@ class GradfixServer(LanguageServer):
     # -- analysis
     async def analysis(self, uri: str) -> Analysis | None:
         """The analysis of the open document's current text (cached per version and settings)."""
+        from gradfix.cli import lsp_notebook
+
+        if lsp_notebook.notebook_of(self, uri) is not None:   # a notebook cell: the notebook is analysed
+            return await lsp_notebook.cell_analysis(self, uri)
         doc = self.open_document(uri)
         if doc is None or not self.is_python(doc):
             return None
@@ -678,6 +684,10 @@ class GradfixServer(LanguageServer):
 
     async def proposals(self, a: Analysis) -> dict[tuple, str | None]:
         """(rule, span) -> the text after that fix alone; {} when the version went stale first."""
+        from gradfix.cli import lsp_notebook
+
+        if isinstance(a, lsp_notebook.CellAnalysis):
+            return await lsp_notebook.cell_proposals(self, a)
         if a.proposals is None:
             loop = asyncio.get_running_loop()
             wanted = functools.partial(self.is_current, a.uri, a.version)
@@ -784,6 +794,10 @@ class GradfixServer(LanguageServer):
         a = await self.analysis(uri)
         if a is None or a.errors or not any(f.fixable for f in a.findings) or not self.is_current(uri, a.version):
             return
+        from gradfix.cli import lsp_notebook
+
+        if isinstance(a, lsp_notebook.CellAnalysis):
+            return      # cells are not verified in the editor (the cell text alone is not the module)
         after = await self.proposals(a)
         if not self.is_current(uri, a.version):
             return
@@ -915,7 +929,9 @@ class GradfixServer(LanguageServer):
         return None
 
     def fix_all_possible(self, a: Analysis) -> bool:
-        if a.errors:
+        from gradfix.cli import lsp_notebook
+
+        if a.errors or isinstance(a, lsp_notebook.CellAnalysis):   # no fix-all in notebooks (yet)
             return False
         if self.settings.verify:
             vm = self.verify_manager
@@ -1142,6 +1158,9 @@ def _fix_all(engine: Engine, text: str, path: str, decide) -> str | None:
 # -- wiring -----------------------------------------------------------------------------------
 def build_server() -> GradfixServer:
     server = GradfixServer()
+    from gradfix.cli import lsp_notebook
+
+    lsp_notebook.register(server)
 
     @server.feature(T.INITIALIZE)
     @guarded()

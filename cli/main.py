@@ -18,11 +18,12 @@ import click
 from gradfix import __version__
 from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
-from gradfix.diffing import unified_diff
 from gradfix.engine import Engine, Policy, policy_decider
 from gradfix.report import EMBEDS_ERRORS, FORMATS, from_fixes, from_lints, render
 from gradfix.report.progress import progress_for
 from gradfix.runner import STDIN, FileLint, RunReport, fix_paths, lint_paths
+from gradfix.model import line_label
+from gradfix.notebook import file_diff
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -59,7 +60,7 @@ def _build(paths, select, ignore, stdin_filename=None) -> tuple[Engine, Config]:
 
 def _print_errors(report: RunReport) -> None:
     for e in report.errors:
-        where = f"{e.path}:{e.line}" if e.line else e.path
+        where = f"{e.path}:{line_label(e.line, e.cell)}" if e.line else e.path
         click.echo(f"{where}: error: {e.message}", err=True)
 
 
@@ -148,7 +149,7 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
                 verifier.close()
             for res in report.fixes:
                 for c in res.changes:
-                    verdicts[(res.path, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
+                    verdicts[(res.path, c.finding.cell, c.finding.span.line, c.rule)] = (c.verdict.value, c.detail)
                 # every change was rejected, so the findings are those of the file as it is
                 report.lints.append(FileLint(res.path, res.findings))
         else:
@@ -239,7 +240,7 @@ def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interacti
     elif fmt in ("text", "concise"):
         if diff:
             for r in changed:
-                click.echo(unified_diff(r.original, r.fixed, r.path), nl=False)
+                click.echo(file_diff(r.original, r.fixed, r.path), nl=False)
         elif to_stdin:
             for r in report.fixes:
                 click.echo(r.fixed, nl=False)

@@ -6,6 +6,8 @@ select = ["GF1", "GF201"]      # rule ids or prefixes; default: all
 ignore = ["GF104"]
 exclude = ["legacy/", "*_pb2.py"]
 per-file-ignores = {"tests/*" = ["GF101"]}   # glob (relative to the project root) -> selectors
+extend-include = ["*.pyw"]     # file patterns a folder walk takes besides the defaults
+# include = ["*.py"]           # or replace the defaults (*.py, *.pyi, *.ipynb)
 
 [tool.gradfix.rules.GF201]
 threshold = 1000.0             # smallest literal divisor that counts as a loss scale
@@ -19,6 +21,8 @@ import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable
+
+from gradfix.discovery import DEFAULT_INCLUDE
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -35,6 +39,8 @@ class Config:
     select: list[str] | None = None
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)
+    include: list[str] | None = None          # None: DEFAULT_INCLUDE
+    extend_include: list[str] = field(default_factory=list)
     rule_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     path: str | None = None           # the pyproject.toml it came from
@@ -65,6 +71,12 @@ class Config:
 
     def options_for(self, rule_id: str) -> dict[str, Any]:
         return self.rule_options.get(rule_id, {})
+
+    def include_patterns(self) -> list[str]:
+        """File-name patterns a folder walk takes (Ruff's include / extend-include)."""
+        base = list(DEFAULT_INCLUDE) if self.include is None else list(self.include)
+        return base + [p for p in self.extend_include if p not in base]
+
 
 
 def find_pyproject(start: str) -> str | None:
@@ -107,7 +119,7 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.gradfix] must be a table")
     known = set(known_rules)
-    allowed = {"select", "ignore", "exclude", "rules", "verify", "per-file-ignores"}
+    allowed = {"select", "ignore", "exclude", "include", "extend-include", "rules", "verify", "per-file-ignores"}
     for key in section:
         if key not in allowed:
             raise ConfigError(f"{path}: unknown key [tool.gradfix] {key!r} (expected one of {sorted(allowed)})")
@@ -117,6 +129,10 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
         config.ignore = _str_list(section["ignore"], "ignore", path)
     if "exclude" in section:
         config.exclude = _str_list(section["exclude"], "exclude", path)
+    if "include" in section:
+        config.include = _str_list(section["include"], "include", path)
+    if "extend-include" in section:
+        config.extend_include = _str_list(section["extend-include"], "extend-include", path)
     for key in ("select", "ignore"):
         for code in getattr(config, key) or []:
             check_selector(code, known, f"{path}: [tool.gradfix] {key}")

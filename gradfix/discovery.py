@@ -1,4 +1,4 @@
-"""Which files a run looks at: Python files under the given paths.
+"""Which files a run looks at: Python files and notebooks under the given paths.
 
 Skips VCS folders, virtual environments, build output and configured excludes,
 and never follows a symlink that leads outside the tree being walked.
@@ -39,9 +39,15 @@ def _excluded(rel: str, name: str, patterns: Iterable[str]) -> bool:
     return False
 
 
-def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: str | None = None) -> Iterator[str]:
-    """Yield Python files in a stable order. Explicitly named files are always yielded."""
+DEFAULT_INCLUDE = ("*.py", "*.pyi", "*.ipynb")
+
+
+def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: str | None = None,
+             include: Iterable[str] = DEFAULT_INCLUDE) -> Iterator[str]:
+    """Yield the files a folder walk includes (`include`: file-name or relative-path patterns)
+    in a stable order. Explicitly named files are always yielded."""
     exclude = list(exclude)
+    include = list(include)
     root = os.path.abspath(root or os.getcwd())
     seen: set[str] = set()
     for given in paths:
@@ -70,9 +76,9 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: str | None
                 keep.append(d)
             dirnames[:] = keep
             for f in sorted(filenames):
-                if not (f.endswith(".py") or f.endswith(".pyi")):
-                    continue
                 full = os.path.join(dirpath, f)
+                if not _included(_rel(full, root), f, include):
+                    continue
                 if os.path.islink(full):
                     real = os.path.realpath(full)
                     if not (real == top_real or real.startswith(top_real + os.sep)):
@@ -85,6 +91,10 @@ def discover(paths: Iterable[str], exclude: Iterable[str] = (), root: str | None
                     continue
                 seen.add(real)
                 yield full
+
+
+def _included(rel: str, name: str, patterns: list[str]) -> bool:
+    return any(fnmatch.fnmatch(name, p) or fnmatch.fnmatch(rel, p) for p in patterns)
 
 
 def _rel(path: str, root: str) -> str:

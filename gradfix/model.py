@@ -65,10 +65,15 @@ class Finding:
     message: str
     span: Span
     fix: Fix | None = None
+    cell: int | None = None    # in a notebook: the 1-based cell (markdown counted); span lines are in that cell
 
     @property
     def fixable(self) -> bool:
         return self.fix is not None
+
+    def position(self, line: int | None = None) -> str:
+        """`2:5`, or `cell 3:2:5` in a notebook (Ruff's form); `line` overrides the span's."""
+        return f"{line_label(self.span.line if line is None else line, self.cell)}:{self.span.column}"
 
     def to_record(self) -> dict[str, Any]:
         """Plain JSON data (the cache and the worker processes of `check -j` pass findings so); a
@@ -77,13 +82,20 @@ class Finding:
         fix = None if self.fix is None else {"description": self.fix.description, "safety": self.fix.safety.value,
                                              "contract": self.fix.contract}
         return {"rule": self.rule, "name": self.name, "message": self.message,
-                "span": [self.span.line, self.span.column, self.span.end_line, self.span.end_column], "fix": fix}
+                "span": [self.span.line, self.span.column, self.span.end_line, self.span.end_column], "fix": fix,
+                "cell": self.cell}
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> "Finding":
         fix = data.get("fix")
         return cls(rule=data["rule"], name=data["name"], message=data["message"], span=Span(*data["span"]),
-                   fix=None if fix is None else Fix(fix["description"], (), Safety(fix["safety"]), fix["contract"]))
+                   fix=None if fix is None else Fix(fix["description"], (), Safety(fix["safety"]), fix["contract"]),
+                   cell=data.get("cell"))
+
+
+def line_label(line: int, cell: int | None = None) -> str:
+    """`12`, or `cell 3:2` for a line of a notebook cell."""
+    return f"cell {cell}:{line}" if cell is not None else str(line)
 
 
 @dataclass(frozen=True)
@@ -93,13 +105,14 @@ class FileError:
     path: str
     line: int | None
     message: str
+    cell: int | None = None    # in a notebook: the cell `line` is in
 
     def to_record(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "message": self.message}
+        return {"path": self.path, "line": self.line, "message": self.message, "cell": self.cell}
 
     @classmethod
     def from_record(cls, data: dict[str, Any]) -> "FileError":
-        return cls(data["path"], data["line"], data["message"])
+        return cls(data["path"], data["line"], data["message"], data.get("cell"))
 
 
 class Verdict(str, enum.Enum):

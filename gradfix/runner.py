@@ -20,6 +20,10 @@ from gradfix.engine import Decide, Engine, FixResult
 from gradfix.model import FileError, Finding
 from gradfix.sourcefile import ConcurrentModification, SourceError, SourceFile
 
+# Notebooks (gradfix.notebook) are read as a Notebook whose `text` is the module the engine
+# sees; their findings, changes and errors are mapped to cell coordinates here, and their
+# FixResult's original/fixed are the notebook file's text.
+
 
 @dataclass
 class FileLint:
@@ -52,7 +56,8 @@ def _missing(path: str) -> str:
 
 def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_name: str | None = None):
     """(shown path, SourceFile) per file; `-` is standard input, shown as `stdin_name`."""
-    found: Iterable[str] = discover([p for p in paths if p != STDIN], config.exclude, root=config.root)
+    found: Iterable[str] = discover([p for p in paths if p != STDIN], config.exclude, root=config.root,
+                                    include=config.include_patterns())
     if STDIN in paths:
         found = [STDIN, *found]
     for path in found:
@@ -71,7 +76,12 @@ def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_
             report.errors.append(FileError(shown, None, _missing(path)))
             continue
         try:
-            source = SourceFile.read(path)
+            if path.endswith(".ipynb"):
+                from gradfix.notebook import Notebook
+
+                source = Notebook.read(path)
+            else:
+                source = SourceFile.read(path)
         except SourceError as exc:
             report.errors.append(FileError(shown, exc.line, str(exc)))
             continue
@@ -97,7 +107,12 @@ def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name:
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
     linted = lint_sources(engine, sources, jobs, cache, progress)
-    for (shown, _source), (findings, errors) in zip(sources, linted):
+    for (shown, source), (findings, errors) in zip(sources, linted):
+        if not isinstance(source, SourceFile):
+            from gradfix.notebook import locate_error, locate_finding
+
+            findings = [locate_finding(source, f) for f in findings]
+            errors = [locate_error(source, e) for e in errors]
         report.errors.extend(errors)
         report.lints.append(FileLint(shown, findings))
     return report
@@ -159,14 +174,24 @@ def fix_paths(
         if fixable:
             progress.start(fixable)
     for (shown, source), (findings, errors) in zip(sources, linted):
+        notebook = not isinstance(source, SourceFile)
         if not any(f.fixable for f in findings):
-            result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
+            result = FixResult(path=shown, original=source.text, fixed=source.text, findings=list(findings),
                                errors=list(errors))
         else:
             if progress is not None:
                 progress.advance(shown)
-            result = engine.fix_source(source.text, shown, decide_for(shown), verifier=verifier,
+            decide = decide_for(shown)
+            if notebook:
+                from gradfix.notebook import guard
+
+                decide = guard(source, decide)
+            result = engine.fix_source(source.text, shown, decide, verifier=verifier,
                                        project_root=config.root or os.getcwd())
+        if notebook:
+            from gradfix.notebook import map_result
+
+            result = map_result(source, result)
         report.errors.extend(result.errors)
         if write and result.fixed != result.original and source.path != STDIN:
             try:

@@ -75,11 +75,11 @@ def plural(n: int, word: str, many: str | None = None) -> str:
 
 
 def from_lints(run, verdicts: dict | None = None) -> Report:
-    """A Report of a `check` run; `verdicts` maps (path, line, rule) to (verdict, detail)."""
+    """A Report of a `check` run; `verdicts` maps (path, cell, line, rule) to (verdict, detail)."""
     report = Report(errors=list(run.errors), files=[lint.path for lint in run.lints], verified=verdicts is not None)
     for lint in run.lints:
         for f in lint.findings:
-            v = (verdicts or {}).get((lint.path, f.span.line, f.rule)) if f.fixable else None
+            v = (verdicts or {}).get((lint.path, f.cell, f.span.line, f.rule)) if f.fixable else None
             report.entries.append(Entry(lint.path, f, *(v or (None, ""))))
     return report
 

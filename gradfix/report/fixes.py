@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections import Counter
 
-from gradfix.diffing import unified_diff
+from gradfix.model import line_label
 from gradfix.report import plural
 from gradfix.report.jsonfmt import error_json, finding_json
 
@@ -35,10 +35,10 @@ def summary_lines(run, diff: bool, show_fixes: bool = False) -> list[str]:
     applied, skipped = changes_of(run)
     out = []
     for path, c in applied:
-        out.append(f"{path}:{c.line}: {c.rule} {c.fix.description} [{c.verdict.value}]"
+        out.append(f"{path}:{line_label(c.line, c.finding.cell)}: {c.rule} {c.fix.description} [{c.verdict.value}]"
                    + (f" — {c.detail}" if c.detail else ""))
     for path, c in skipped:
-        out.append(f"{path}:{c.line}: {c.rule} not applied [{c.verdict.value}]: {c.reason}")
+        out.append(f"{path}:{line_label(c.line, c.finding.cell)}: {c.rule} not applied [{c.verdict.value}]: {c.reason}")
     shown = list(dict.fromkeys(c.verdict.value for _, c in applied + skipped))
     if shown:
         out.append("Verdicts:")
@@ -71,8 +71,12 @@ def render_apply_json(run, diff: bool) -> str:
             out["changes"].append({"path": r.path, "line": c.line, "rule": c.rule, "verdict": c.verdict.value,
                                    "detail": c.detail, "unit": c.unit, "applied": c.applied,
                                    "reason": c.reason if not c.applied else ""})
+            if c.finding.cell is not None:
+                out["changes"][-1]["cell"] = c.finding.cell
         for f in r.findings:
             out["findings"].append(finding_json(Entry(r.path, f)))
     if diff:
-        out["diff"] = "".join(unified_diff(r.original, r.fixed, r.path) for r in run.fixes if r.fixed != r.original)
+        from gradfix.notebook import file_diff
+
+        out["diff"] = "".join(file_diff(r.original, r.fixed, r.path) for r in run.fixes if r.fixed != r.original)
     return json.dumps(out, indent=2) + "\n"

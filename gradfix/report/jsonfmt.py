@@ -13,13 +13,18 @@ def finding_json(e: Entry, verified: bool = False) -> dict:
     item = {"path": e.path, "line": f.span.line, "column": f.span.column, "end_line": f.span.end_line,
             "end_column": f.span.end_column, "rule": f.rule, "name": f.name, "message": f.message,
             "fixable": f.fixable}
+    if f.cell is not None:
+        item["cell"] = f.cell  # a notebook: lines are in that cell
     if verified and f.fixable:
         item["verdict"], item["detail"] = e.verdict, e.detail
     return item
 
 
 def error_json(e: FileError) -> dict:
-    return {"path": e.path, "line": e.line, "message": e.message}
+    out = {"path": e.path, "line": e.line, "message": e.message}
+    if e.cell is not None:
+        out["cell"] = e.cell
+    return out
 
 
 def render_json(report: Report) -> str:

@@ -11,9 +11,9 @@ def render_text(report: Report, concise: bool = False) -> str:
     for e in report.entries:
         f = e.finding
         if concise:
-            lines.append(f"{e.path}:{f.span.line}:{f.span.column}: {f.rule}{' [*]' if f.fixable else ''} {f.message}")
+            lines.append(f"{e.path}:{f.position()}: {f.rule}{' [*]' if f.fixable else ''} {f.message}")
             continue
-        line = f"{e.path}:{f.span.line}:{f.span.column}: {f.rule} {f.message}{' [*]' if f.fixable else ''}"
+        line = f"{e.path}:{f.position()}: {f.rule} {f.message}{' [*]' if f.fixable else ''}"
         if e.verdict:
             line += f"\n    verification: {e.verdict}" + (f": {e.detail}" if e.detail else "")
         lines.append(line)
