@@ -171,10 +171,9 @@ class UnregisteredSubmodules(Rule):
         for attr, nodes in assigns.items():
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
-            if _lookup_table(index, cls, attr, nodes[0]):
-                continue  # candidates to choose from: the chosen one is registered where it is kept
             finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
-            if finding is not None:
+            if finding is not None and not _lookup_table(index, cls, attr, nodes[0]):
+                # (a table of candidates is left alone: the chosen one is registered where it is kept)
                 yield finding
 
     def _module_value(self, flow, expr, index) -> str | None:
