@@ -5,11 +5,11 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.flow import Kind
-from gradfix.analysis.gradpath import GradPaths
+from gradfix.analysis.gradpath import GradPaths, forward_cuts
 from gradfix.analysis.loops import _walk_calls, training_loops
 from gradfix.analysis.names import chain_root
 from gradfix.analysis.provenance import is_parameters_call
-from gradfix.analysis.tree import children, contains
+from gradfix.analysis.tree import children, contains, walk
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -55,14 +55,29 @@ def _used_outside_data(exprs, name: str | None) -> bool:
     return False
 
 
-def _dead_parts(tl) -> list:
+def _dead_parts(tl, paths=None) -> list:
     """The parts of the loss (additive terms and the values of the names they read) that carry no
     gradient once `.data` cuts; every part when the loss carries none at all. Empty when every term
     keeps a path."""
-    paths = GradPaths(tl, data_breaks=True)
+    paths = paths or GradPaths(tl, data_breaks=True)
     if not paths.carries(tl.loss):
         return [part for _stmt, value in paths.loss_values() for part in [value]] or [tl.loss]
     return [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+
+
+def _forward_data_cuts(tl):
+    """(the `.data` read in a model class's forward, the call or `out["key"]` of the step that
+    receives it, the paths) for each such value in a part of the loss that carries no gradient:
+    `outputs = outputs.data; return outputs` in forward, `loss = crit(model(x), y)`."""
+    index = tl.flow.index
+    if not any(forward_cuts(index, c) for c in index.module_classes):
+        return
+    paths = GradPaths(tl, data_breaks=True)
+    for part in _dead_parts(tl, paths):
+        for node in walk(part):
+            cut = paths.forward_cuts.get(id(node))
+            if cut is not None and cut[1] == "data":
+                yield cut, node, paths
 
 
 def _holds_parameters(flow, name: cst.Name, paths) -> bool:
@@ -114,7 +129,11 @@ class DataReadInLoss(Rule):
             "Finds `.data` read inside a term that is added to the loss before `backward()`: in the loss "
             "expression itself (`loss = ce + 1e-4 * w.data.pow(2).sum()`) or in the value a regulariser "
             "function returns (`return m.weight.data.abs().sum()`), including a penalty accumulated with `+=` in "
-            "a loop over the parameters or summed by a generator over `model.parameters()`. Left alone: a term "
+            "a loop over the parameters or summed by a generator over `model.parameters()`; and `.data` inside the "
+            "forward of a model class of the file on the value it returns (`outputs = outputs.data; return "
+            "outputs`), when the step's loss then carries no gradient (often hidden by re-wrapping it: "
+            "`Variable(loss, requires_grad=True)`). Left alone there: a `.data` under a test of the mode "
+            "(`if self.export:`, `if not self.training:`), and outputs the loss does not rely on alone. Left alone: a term "
             "that keeps a gradient path besides `.data` (semi-gradient TD targets, masks), `.data` of a batch or "
             "of samples from a module another optimizer steps, and values that leave autograd anyway (`.item()`)."
         ),
@@ -124,7 +143,8 @@ class DataReadInLoss(Rule):
         ),
         example="def l1(m):\n    return m.weight.data.abs().sum()\n\nloss = crit(net(x), y) + 1e-4 * l1(net.fc)",
         fixed_example="def l1(m):\n    return m.weight.abs().sum()\n\nloss = crit(net(x), y) + 1e-4 * l1(net.fc)",
-        fix="Drops `.data`, so autograd sees the term.",
+        fix="Drops `.data`, so autograd sees the term. Detect only for a `.data` in a model's forward: other callers "
+            "may want the value outside autograd, and a re-wrapped loss must be unwrapped too.",
         fix_safety="Unsafe: the gradients change on purpose. Applied when the verifier confirms the expected change.",
         verification=(
             "`gains-grad`: the term's value is unchanged, the original term gives no gradient to the parameters, "
@@ -163,6 +183,20 @@ class DataReadInLoss(Rule):
                             if id(node) not in seen:
                                 seen.add(id(node))
                                 yield self._finding(ctx, node, fn, setup, model, ctx.code(call).strip())
+
+            for cut, used, paths in _forward_data_cuts(tl):
+                if id(cut[0]) not in seen:
+                    seen.add(id(cut[0]))
+                    yield ctx.finding(cut[0], self._forward_message(ctx, cut, used, paths))
+
+    def _forward_message(self, ctx, cut, used, paths) -> str:
+        """Detect only: the forward may return `.data` on purpose for another caller (an inference path
+        under a flag), and the loop may rewrap the loss: what to change is for the user to say."""
+        src = ", ".join(f"`{n}`" for n in sorted(paths.trained))
+        return (f"`{ctx.code(cut[0]).strip()}` in `{cut[2]}.forward` returns a value outside autograd, and the "
+                f"training step computes the loss from `{ctx.code(used).strip()}` (line {ctx.span(used).line}): the "
+                f"loss carries no gradient to {src} (re-wrapping it as a tensor that requires grad only hides the "
+                f"error); return the value without `.data`")
 
     def _returned_data_reads(self, fn: cst.FunctionDef):
         """`.data` reads in what `fn` returns, following local assignments that feed it."""

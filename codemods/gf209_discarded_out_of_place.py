@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flow import TENSORISH, Kind
 from gradfix.analysis.expressions import OUT_OF_PLACE, _grad_chain, code_of, literal_value
 from gradfix.analysis.iteration import iterations, locator
@@ -28,7 +29,10 @@ class DiscardedOutOfPlace(Rule):
             "Finds a statement that is only an out-of-place tensor method call whose in-place twin exists: "
             "`p.grad.data.clamp(-1, 1)`, `p.data.clamp(-c, c)`, `x.add(1)`, `x.div(n)`, and tensor conversions "
             "(`x.to(device)`, `x.float()`) as bare statements. The receiver must be a tensor: a gradient (`.grad`), "
-            "parameter data, or a name bound to a tensor. Ops whose result is used, methods with side effects, "
+            "parameter data, a name bound to a tensor, or a parameter without annotation that every call of its "
+            "function in the file passes a tensor for (`def training_step(self, x): x.to(device=self.device)` called "
+            "as `vae.training_step(torch.randn(16, 20))`). A parameter nobody calls with a tensor in the file is "
+            "unknown and left alone (it may be a module). Ops whose result is used, methods with side effects, "
             "chains ending in an in-place call, and `model.to(device)` / `model.cuda()` / `model.float()` on modules "
             "(modules move in place) are left alone."
         ),
@@ -79,7 +83,7 @@ class DiscardedOutOfPlace(Rule):
                     context = "param"
                 else:
                     kind = flow.classify(recv)[0]
-                    if kind not in TENSORISH:
+                    if kind not in TENSORISH and not _passed_tensor(flow, recv):
                         continue
                     context = "tensor"
                 done.add(id(small))
@@ -144,6 +148,18 @@ def _call_site_args(fn: cst.FunctionDef, call: cst.Call) -> dict:
             if ok and isinstance(v, (int, float, bool)):
                 out[a.keyword.value] = v
     return out
+
+
+def _passed_tensor(flow, recv) -> bool:
+    """`recv` is a parameter without annotation that every call of its function in the file
+    passes a tensor for (`vae.training_step(torch.randn(16, 20))`)."""
+    if not isinstance(recv, cst.Name) or flow.function is None:
+        return False
+    b = flow.name_binding(recv)
+    if b is None or not b.is_param or b.kind is not Kind.UNKNOWN or b.ctor is not None:
+        return False
+    args = passed_arguments(flow.index, flow.function, recv.value)
+    return bool(args) and all(caller.classify(arg)[0] in TENSORISH for caller, arg in args)
 
 
 def _is_param(flow, root) -> bool:

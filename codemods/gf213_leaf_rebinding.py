@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.names import qualname, shorten
-from gradfix.analysis.params import FACTORIES, is_true, kwarg
+from gradfix.analysis.params import FACTORIES, copy_chain, is_true, kwarg
 from gradfix.analysis.tree import walk
 from gradfix.rule import Rule, RuleDocs
 
@@ -73,7 +73,7 @@ class LeafRebinding(Rule):
             "`a.detach()`, `a.detach() - lr * a.grad`, `torch.tensor(...)`, `nn.Parameter(...)`, `a.data`), in-place updates under no_grad "
             "(`a -= lr * a.grad`), rebinding under no_grad, and code that never reads `a.grad` (a rebinding used "
             "only in the forward computation backpropagates into the leaf as intended). Copies such as `.cuda()` "
-            "are GF302's."
+            "are GF302's, also as a rebinding (`a = a.to(device)`)."
         ),
         why=(
             "Rebinding the name does not change the leaf: it makes `a` name a new, non-leaf tensor. autograd fills "
@@ -118,6 +118,8 @@ class LeafRebinding(Rule):
                     value = stmt.value
                     if not _reads(value, name, index.parents) or _makes_leaf_again(value, imports):
                         continue
+                    if isinstance(value, cst.Call) and copy_chain(value, imports, leaf=leaf.value) is not None:
+                        continue  # `a = a.to(device)`: a copy of the leaf, GF302's
                     found = self._grad_read(flow, name, new)
                     if found is None:
                         continue

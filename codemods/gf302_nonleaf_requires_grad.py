@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import shorten
+from gradfix.analysis import torchapi
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import (
     CopyChain, append_arg, code_of, copy_chain, insert_before, kwarg, make_kwarg, method_text, outermost_chain,
     stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
 )
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -47,7 +49,11 @@ class NonleafRequiresGrad(Rule):
         what=(
             "Finds a tensor factory (`torch.randn`, `zeros`, `ones`, `empty`, `full`, `tensor`, `arange`, ...) "
             "called with `requires_grad=True`, or followed by `.requires_grad_()`, and then copied: `.cuda()`, "
-            "`.to(device)`, `.to(\"cuda\")`, `.double()`, `.half()`, `.to(torch.float64)`. Moves that do not copy "
+            "`.to(device)`, `.to(\"cuda\")`, `.double()`, `.half()`, `.to(torch.float64)`: inline, as each element of a "
+            "list comprehension (`ws = [torch.ones(2, requires_grad=True).to(dev) for _ in range(n)]`, when the list "
+            "goes to an optimizer), or as a rebinding of the name that holds the leaf (`x = torch.rand(3, "
+            "requires_grad=True)` then `x = x.to(device)`, when `x.grad` is read or `x` is given to an optimizer "
+            "afterwards). Moves that do not copy "
             "(`.to(\"cpu\")` and `.cpu()` of a CPU tensor, `.float()` of a float32 tensor) are left alone, and so "
             "are `requires_grad_()` after the move, `device=` on the factory, code under `torch.no_grad()`, and "
             "attributes of `nn.Module` classes (GF304 registers those as parameters)."
@@ -66,7 +72,9 @@ class NonleafRequiresGrad(Rule):
             "created on the device). Anything else keeps the copies and makes the result the leaf: "
             "`torch.zeros(5).double().requires_grad_()`, which keeps the values bit for bit (creating in float64 "
             "directly would draw different random numbers). No fix when the name is mutated in place later (a leaf "
-            "that requires grad cannot be)."
+            "that requires grad cannot be), and none for the rebinding form (`x = x.to(device)`): the leaf may still "
+            "be held elsewhere (a list, an optimizer built before the move), and which tensor should train is the "
+            "user's call; create it on the device (`device=`) or call `.requires_grad_()` after the copy."
         ),
         fix_safety=(
             "Unsafe by label: the tensor becomes a leaf, so `.grad` is filled from now on (the point) and in-place "
@@ -103,13 +111,48 @@ class NonleafRequiresGrad(Rule):
             if use is None:
                 continue  # an initial state, an accumulator, autograd.grad input: a non-leaf works there
             yield self._finding(ctx, chain, use)
+        yield from self._rebindings(ctx)
+
+    def _rebindings(self, ctx):
+        """`x = torch.rand(..., requires_grad=True)` then `x = x.to(device)`: the name now holds the
+        copy. Detect only: the leaf may be held elsewhere (a list, an optimizer built before the move),
+        and which of the two should train is for the user to say."""
+        index = ctx.index
+        for scope in index.scopes():
+            flow = index.flow(scope)
+            for b in flow.bindings:
+                value = b.value
+                if b.step < 0 or b.no_grad or not isinstance(value, cst.Call) or \
+                        not isinstance(flow.steps[b.step].node, cst.Assign):
+                    continue
+                recv = _copied_name(value)
+                if recv is None or recv.value != b.name:
+                    continue
+                leaf = flow.name_binding(recv)
+                if leaf is None or leaf.step < 0 or not isinstance(leaf.value, cst.Call) or leaf.no_grad:
+                    continue
+                chain = copy_chain(value, index.imports, leaf=leaf.value)
+                if chain is None or chain.kind != "factory" or chain.base is not _factory_of(leaf.value):
+                    continue
+                use = _use_after(flow, b)
+                if use is None:
+                    continue
+                moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
+                yield ctx.finding(value, (
+                    f"`{b.name} = {shorten(code_of(value))}` rebinds `{b.name}`, created with requires_grad=True on "
+                    f"line {ctx.span(leaf.value).line}, to a copy of it ({moves}): `{b.name}` now holds a non-leaf, "
+                    f"so its `.grad` stays None after backward() and an optimizer given it raises \"can't optimize a "
+                    f"non-leaf Tensor\" ({use}); create the tensor on the device (`device=`) or call "
+                    f"`.requires_grad_()` after the copy"))
 
     def _finding(self, ctx, chain: CopyChain, use: str):
         index = ctx.index
         old = code_of(chain.outer)
         moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
         name = stored_name(chain.outer, index)
-        holder = f"`{name}` holds" if name else "the expression is"
+        comp = index.parents.get(chain.outer)
+        listed = stored_name(comp, index) if isinstance(comp, (cst.ListComp, cst.GeneratorExp)) else None
+        holder = f"`{name}` holds" if name else f"each element of `{listed}` is" if listed else "the expression is"
         message = (f"`{shorten(old)}` sets requires_grad on the leaf it creates and then copies it ({moves}): {holder} "
                    f"a non-leaf, so its `.grad` stays None after backward() and an optimizer given it raises "
                    f"\"can't optimize a non-leaf Tensor\" ({use})")
@@ -121,6 +164,45 @@ class NonleafRequiresGrad(Rule):
         fix = ctx.fix(f"make the copy the leaf: `{shorten(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE,
                       {"kind": "leaf-tensor", "old": old, "new": new, "form": form})
         return ctx.finding(chain.outer, message, fix)
+
+
+def _copied_name(call: cst.Call) -> cst.Name | None:
+    """`x` of `x.to(device)` / `x.cuda().double()`: the name at the bottom of a chain of moves."""
+    cur = call
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and cur.func.attr.value in MOVE_METHODS:
+        cur = cur.func.value
+    return cur if isinstance(cur, cst.Name) and cur is not call else None
+
+
+def _factory_of(value: cst.Call) -> cst.Call:
+    """The factory call of `torch.rand(...)` or `torch.rand(...).requires_grad_()`."""
+    if isinstance(value.func, cst.Attribute) and value.func.attr.value == "requires_grad_" and \
+            isinstance(value.func.value, cst.Call):
+        return value.func.value
+    return value
+
+
+def _use_after(flow, b) -> str | None:
+    """How the value bound by `b` is used as a trainable leaf by the statements after it: its
+    `.grad` read, or the name given to an optimizer."""
+    parents = flow.index.parents
+    imports = flow.index.imports
+    for st in flow.steps[b.step + 1:]:
+        if isinstance(st.node, cst.BaseCompoundStatement):
+            continue  # a header: its body's statements are steps of their own
+        for n in walk(st.node):
+            if not (isinstance(n, cst.Name) and n.value == b.name and flow.name_binding(n) is b):
+                continue
+            parent = parents.get(n)
+            if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value == "grad":
+                return f"`{b.name}.grad` is read on line {flow.index.position(parent).start.line}"
+            cur = parent
+            while cur is not None and cur is not st.node:
+                if isinstance(cur, cst.Call) and \
+                        (qualname(cur.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+                    return "it is given to an optimizer"
+                cur = parents.get(cur)
+    return None
 
 
 def _mutated_later(ctx, node, name: str) -> bool:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
     FACTORIES, code_of, copy_chain, is_module_ctor_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
@@ -30,9 +31,17 @@ class UnregisteredSubmodules(Rule):
         what=(
             "In `__init__` of an `nn.Module` class, finds `self.x = [...]` / `(...)` / `{...}` (displays and "
             "comprehensions) whose elements are all module constructors, `self.x = []` / `{}` later filled with "
-            "`self.x.append(Block())` / `self.x[k] = Block()`, and `self.w = torch.randn(..., requires_grad=True)` "
+            "`self.x.append(Block())` / `self.x[k] = Block()`, with groups of modules "
+            "(`self.x.append([nn.Linear(8, 8), nn.Tanh()])`), or with the modules the constructor is given "
+            "(`for layer in layers: self.x.append(layer)`, where every construction of the class in the file passes "
+            "a display of module constructors for `layers`), and `self.w = torch.randn(..., requires_grad=True)` "
             "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Left alone: lists of ints, "
-            "strings or configs, containers of parameter-free modules only (activations, pooling, dropout), "
+            "strings or configs, containers of parameter-free modules only (activations, pooling, dropout, padding, "
+            "and module classes of the file that hold no parameter or buffer: bases `nn.Module`, no `nn.Parameter`, "
+            "no registration, only parameter-free submodules, and every other attribute plain data used in "
+            "arithmetic), a table of candidates whose pick is kept in another attribute (`self.backbone = "
+            "self.choices[name]`, directly or returned by a method whose result is stored so: the pick is registered "
+            "there, and registering the table would add the unused candidates and save the pick twice), "
             "`nn.ModuleList`/`nn.ModuleDict` already, and a list that is registered another way "
             "(`nn.Sequential(*self.blocks)`, `nn.ModuleList(self.blocks)`, `add_module`). In particular a list "
             "whose elements are registered one by one: a loop or comprehension over it that calls "
@@ -55,7 +64,10 @@ class UnregisteredSubmodules(Rule):
             "Wraps the container: `nn.ModuleList(...)` for lists, tuples and list comprehensions, "
             "`nn.ModuleDict(...)` for dicts (string keys), `nn.ModuleList()` / `nn.ModuleDict()` for a container "
             "filled later; a tensor becomes `nn.Parameter(<tensor without requires_grad>)` (moves kept inside). "
-            "Uses the file's spelling of `torch.nn`; no fix when neither `nn` nor `torch` is imported."
+            "Uses the file's spelling of `torch.nn`; no fix when neither `nn` nor `torch` is imported. No fix for a "
+            "list filled with groups (`nn.ModuleList` accepts modules, not lists: wrap each group in `nn.Sequential`) "
+            "or with the constructor's arguments (a caller in another file may pass plain callables, which "
+            "`nn.ModuleList.append` rejects)."
         ),
         fix_safety=(
             "Unsafe by label: `parameters()`, the optimizer's view and `state_dict()` grow (old checkpoints lack the "
@@ -86,6 +98,7 @@ class UnregisteredSubmodules(Rule):
         flow = index.flow(init)
         assigns: dict[str, list] = {}          # attr -> assignment statements in order
         filled: dict[str, list] = {}           # attr -> module ctors appended / stored later
+        no_fix: dict[str, str] = {}            # attr -> why nn.ModuleList() would not be right for every append
         registered: set[str] = set()
         for st in flow.steps:
             node = st.node
@@ -125,6 +138,12 @@ class UnregisteredSubmodules(Rule):
                 value = node.args[-1].value
                 ctors = [self._module_value(flow, value, index)] if func.attr.value != "extend" else \
                     (self._elements(flow, value, index) or [])
+                if ctors == [None]:
+                    grouped = self._elements(flow, value, index)  # `self.x.append([nn.Linear(4, 4), nn.Tanh()])`
+                    given = self._given_modules(cls, flow, value, index)
+                    if grouped or given:
+                        ctors = grouped or given
+                        no_fix[attr] = "grouped" if grouped else "given"
                 filled.setdefault(attr, []).extend(c for c in ctors if c is not None)
                 continue
             # anything that registers `self.x` another way
@@ -152,8 +171,9 @@ class UnregisteredSubmodules(Rule):
         for attr, nodes in assigns.items():
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
-            finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []))
-            if finding is not None:
+            finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
+            if finding is not None and not _lookup_table(index, cls, attr, nodes[0]):
+                # (a table of candidates is left alone: the chosen one is registered where it is kept)
                 yield finding
 
     def _module_value(self, flow, expr, index) -> str | None:
@@ -194,7 +214,28 @@ class UnregisteredSubmodules(Rule):
             return [c] if c is not None else None
         return None
 
-    def _inspect(self, ctx, cls, attr: str, node: cst.Assign, filled: list[str]):
+    def _given_modules(self, cls, flow, value, index) -> list[str] | None:
+        """`for layer in layers: self.x.append(layer)` where `layers` is a parameter of `__init__`
+        and every `Cls(...)` call of the file passes a display of module constructors for it: the
+        constructors, else None."""
+        if not isinstance(value, cst.Name):
+            return None
+        b = flow.name_binding(value)
+        if b is None or b.step < 0 or not isinstance(flow.steps[b.step].node, cst.For) or \
+                not isinstance(b.value, cst.Name):
+            return None
+        source = flow.name_binding(b.value)
+        if source is None or not source.is_param:
+            return None
+        ctors: list[str] = []
+        for _caller, arg in init_arguments(index, cls.name.value, b.value.value) or [(None, None)]:
+            found = self._elements(None, arg, index) if arg is not None else None
+            if not found:
+                return None
+            ctors += found
+        return ctors
+
+    def _inspect(self, ctx, cls, attr: str, node: cst.Assign, filled: list[str], no_fix: str | None = None):
         index = ctx.index
         value = node.value
         imports = index.imports
@@ -205,18 +246,28 @@ class UnregisteredSubmodules(Rule):
         empty = isinstance(value, (cst.List, cst.Dict)) and not value.elements
         if ctors is not None or (empty and filled):
             ctors = ctors if ctors is not None else filled
-            if not any(trains(c) and not index.parameter_free_project_class(c) for c in ctors):
+            if not any(trains(c, index) for c in ctors):
                 return None  # parameter-free modules only (torch's, or a project class): nothing to train or save
             is_dict = isinstance(value, (cst.Dict, cst.DictComp))
             wrapper = "ModuleDict" if is_dict else "ModuleList"
             kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
                     cst.DictComp: "dict comprehension", cst.GeneratorExp: "generator", cst.Set: "set"}[type(value)]
-            how = f"filled later with {_names(ctors)}" if empty else f"of {_names(ctors)}"
+            how = f"of {_names(ctors)}" if not empty else {
+                None: f"filled later with {_names(ctors)}",
+                "grouped": f"filled later with lists of {_names(ctors)}",
+                "given": f"filled later with the modules its constructor is given ({_names(ctors)} at its calls in "
+                         f"this file)"}[no_fix]
             message = (f"`{target}` is a plain {kind} {how}: modules in a plain container are not registered, so "
                        f"their parameters are missing from parameters() and state_dict, the optimizer never updates "
                        f"them and `.to(device)` leaves them behind; use nn.{wrapper}")
             if isinstance(value, cst.Set):
                 return ctx.finding(node.value, message)
+            if empty and no_fix == "grouped":
+                return ctx.finding(node.value, message + " (no fix: nn.ModuleList holds modules, not lists; wrap "
+                                                         "each group in nn.Sequential or nn.ModuleList)")
+            if empty and no_fix == "given":
+                return ctx.finding(node.value, message + " (no fix: callers in other files may pass callables that "
+                                                         "are not modules, which nn.ModuleList rejects)")
             func = nn_expr(imports, wrapper)
             if func is None:
                 return ctx.finding(node.value, message + " (no fix: neither `torch.nn` nor `torch` is imported)")
@@ -340,6 +391,61 @@ def _registered_by_loop(loop, helpers: frozenset[str]) -> set[str]:
             if attr is not None and any(code_of(v) in given for v in values):
                 found.add(attr)
     return found
+
+
+def _lookup_table(index, cls: cst.ClassDef, attr: str, assign: cst.Assign) -> bool:
+    """`self.x` is only read as `self.x[key]`, and each pick is kept in another attribute:
+    `self.backbone = self.models[name]`, or a method returns the pick (directly or through a
+    local name) and every call of that method is stored as `self.attr = self.pick(...)`. The
+    container is a table of candidates; registering it would add the unused ones and save the
+    chosen one under two state_dict keys."""
+    parents = index.parents
+    picks = 0
+    for node in walk(cls):
+        if not (type(node) is cst.Attribute and _self_attr(node) == attr) or index.parents.get(node) is \
+                assign.targets[0]:
+            continue
+        sub = parents.get(node)
+        if type(sub) is not cst.Subscript or sub.value is not node:
+            return False
+        holder = parents.get(sub)
+        if type(holder) is cst.Assign and holder.value is sub and len(holder.targets) == 1:
+            target = holder.targets[0].target
+            if _self_attr(target) is not None:
+                picks += 1
+                continue
+            fn = index.enclosing(sub, (cst.FunctionDef,))
+            if type(target) is cst.Name and fn is not None and _returned_only(fn, target.value) and \
+                    _stored_method(cls, fn):
+                picks += 1
+                continue
+            return False
+        if type(holder) is cst.Return:
+            fn = index.enclosing(sub, (cst.FunctionDef,))
+            if fn is not None and _stored_method(cls, fn):
+                picks += 1
+                continue
+        return False
+    return picks > 0
+
+
+def _returned_only(fn: cst.FunctionDef, name: str) -> bool:
+    """Local `name` of `fn` is bound once and read only by `return name`."""
+    reads = [n for n in walk(fn.body) if type(n) is cst.Name and n.value == name]
+    returns = [n for n in walk(fn.body) if type(n) is cst.Return and type(n.value) is cst.Name and n.value.value == name]
+    return len(returns) >= 1 and len(reads) == len(returns) + 1
+
+
+def _stored_method(cls: cst.ClassDef, fn: cst.FunctionDef) -> bool:
+    """Every call of method `fn` in the class is `self.attr = self.fn(...)` (at least one)."""
+    calls = [n for n in walk(cls) if type(n) is cst.Call and type(n.func) is cst.Attribute and
+             _self_attr(n.func) == fn.name.value]
+    if not calls:
+        return False
+    ids = {id(c) for c in calls}
+    stored = [n for n in walk(cls) if type(n) is cst.Assign and len(n.targets) == 1 and
+              _self_attr(n.targets[0].target) is not None and id(n.value) in ids]
+    return len(stored) == len(calls)
 
 
 def _element_values(expr):

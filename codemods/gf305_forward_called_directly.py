@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import constructor_arguments, passed_arguments
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.params import all_calls, code_of, is_module_ctor_call, root_name
@@ -34,11 +35,17 @@ class ForwardCalledDirectly(Rule):
             "checked file that shows it subclasses `nn.Module`; also wrapped: `weight_norm(nn.Linear(...))`, "
             "`spectral_norm(...)`, pruning), a parameter annotated as `nn.Module` (or a module class), an attribute "
             "`self.encoder` that its class assigns only from such constructors (a submodule of a module class, or "
-            "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`), and "
-            "`agent.net.forward(s)` for `agent = Agent()` of the file. "
+            "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`), "
+            "`agent.net.forward(s)` for `agent = Agent()` of the file, and, from the call sites in the file, a "
+            "parameter without annotation that every call of its function passes a module for (`def train(model, "
+            "...)` called as `train(net, ...)` with `net = Net()`) and a plain object's `self._model` that its "
+            "`__init__` stores from a parameter every construction of the class passes a module for "
+            "(`Trainer(model, opt)`). "
             "Left alone, because `obj(x)` could raise TypeError there: a receiver whose class is unknown (a "
-            "parameter without annotation, however it is named; an object built by a class or function of another "
-            "file that is not checked with this one, or whose module-ness the project index cannot show), an instance of a plain class, a TorchScript object (`torch.jit.load(...)`, `torch.jit.script` "
+            "parameter without annotation that no call in the file shows to be a module, however it is named; an "
+            "object built by a class or function of another file that is not checked with this one, or whose "
+            "module-ness the project index cannot show), an instance of a plain class, a TorchScript "
+            "object (`torch.jit.load(...)`, `torch.jit.script` "
             "of a function), and an attribute also assigned from anything else. "
             "Never fires on `super().forward(...)`, `self.forward(...)` inside the module's own methods, "
             "`Base.forward(self, x)`, a module class's `self.module` given by the caller (a wrapper), or code that "
@@ -62,7 +69,10 @@ class ForwardCalledDirectly(Rule):
         ),
         fix_safety=(
             "Safe when the file registers no hook on that module (then `model(x)` computes exactly "
-            "`model.forward(x)`); unsafe when it does (the hooks now run, which is the point). The verifier decides."
+            "`model.forward(x)`); unsafe when it does (the hooks now run, which is the point), and unsafe when the "
+            "receiver is known to be a module only from the calls in this file (a parameter, or an attribute stored "
+            "from a constructor argument): a caller in another file may pass a plain object, which `obj(x)` would "
+            "reject with TypeError. The verifier decides."
         ),
         verification=(
             "`forward-call`: inside an `nn.Module` class the module check (`equal`) on the class. Elsewhere the "
@@ -71,7 +81,9 @@ class ForwardCalledDirectly(Rule):
             "(outputs, parameter and input gradients), then a test forward hook shows that only the call runs "
             "hooks: `equivalent` with no hooks registered, `expected-change` when registered hooks change the "
             "result. A plain object's module attribute is built alone from its assignment (`net = Net()`). A "
-            "module built from function arguments is `untestable` (a fixture helps)."
+            "parameter that the file's only call passes a module for is built from the caller's binding when the "
+            "caller uses the same name (`model = Net(); fit(model, ...)`). Any other module built from function "
+            "arguments is `untestable` (a fixture helps)."
         ),
     )
 
@@ -114,13 +126,16 @@ class ForwardCalledDirectly(Rule):
                    f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
         # a plain object's module is built alone from its assignment (`net = Net()`)
-        built = recv.attr.value if how == "attribute" and setup else name  # type: ignore[union-attr]
+        held = how in ("attribute", "constructor argument")
+        built = recv.attr.value if held and setup else name  # type: ignore[union-attr]
         contract = {"kind": "forward-call", "receiver": built, "in_class": bool(in_module),
                     "call_old": code_of(call), "call_new": code_of(new_call)}
         if setup:
             contract["setup"] = setup
+        # known a module only from this file's calls: a caller in another file may pass a plain object
+        from_callers = how in ("argument", "constructor argument")
         fix = ctx.fix(f"call the module: `{shorten(code_of(new_call))}`", [Edit(call, new_call)],
-                      Safety.UNSAFE if hooked else Safety.SAFE, contract)
+                      Safety.UNSAFE if hooked or from_callers else Safety.SAFE, contract)
         return ctx.finding(call, message, fix)
 
     # -- what the receiver is ----------------------------------------------
@@ -139,6 +154,10 @@ class ForwardCalledDirectly(Rule):
                 if cls is None:
                     return None, None
                 value = attribute_modules(index, cls).get(attr)
+                if value is None and cls.name.value not in index.module_classes:
+                    # `self._model = model` in `__init__`, and every `Trainer(net, ...)` of the file passes a module
+                    setup, how = self._all_modules(ctx, constructor_arguments(index, cls.name.value, attr), attr, 0)
+                    return (None if self._hooked(ctx, recv) else setup), (how and "constructor argument")
                 if value is None:
                     return None, None
                 if cls.name.value in index.module_classes:
@@ -155,7 +174,14 @@ class ForwardCalledDirectly(Rule):
             return None, None
         if not isinstance(recv, cst.Name):
             return None, None
-        bindings = self._bindings(ctx, recv.value, flow)
+        return self._name_module(ctx, recv.value, flow)
+
+    def _name_module(self, ctx, name: str, flow, depth: int = 0) -> tuple[str | None, str | None]:
+        """(setup, how) when every binding of `name` that `flow` sees is an nn.Module: a constructor,
+        or a parameter without annotation that every call of the function in the file passes a
+        module for (`def train(model, ...)` called as `train(net, ...)` with `net = Net()`)."""
+        index = ctx.index
+        bindings = self._bindings(ctx, name, flow)
         for b in bindings:
             if isinstance(b.value, cst.Call):
                 q = qualname(b.value.func, index.imports) or ""
@@ -166,22 +192,52 @@ class ForwardCalledDirectly(Rule):
                 if q in index.classes and q not in index.module_classes:
                     return None, None  # an instance of a plain class of this file (a numpy model, a tokenizer)
         relevant = [b for b in bindings if not _is_none(b.value)]
+        if len(relevant) == 1 and relevant[0].is_param and relevant[0].kind is Kind.UNKNOWN and \
+                relevant[0].ctor is None and flow.function is not None:
+            return self._passed_module(ctx, name, flow, depth)
         if not relevant or any(b.kind is not Kind.MODULE or (b.ctor or "").endswith("Loss") for b in relevant):
             return None, None  # unknown, or bound to something else too
         b = relevant[-1]
         setup = None
         if isinstance(b.value, cst.BaseExpression) and b.step >= 0:
             flow = next((f for f in flow.and_module() if any(x is b for x in f.bindings)), flow)
-            lines = [f"{recv.value} = {code_of(b.value)}"]
+            lines = [f"{name} = {code_of(b.value)}"]
             for st in flow.steps[b.step + 1:]:
                 node = st.node
                 if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
                     text = code_of(node.value)
                     root = root_name(node.value.func) if isinstance(node.value.func, cst.Attribute) else None
-                    if root is not None and root.value == recv.value and "register_" in text and "hook" in text:
+                    if root is not None and root.value == name and "register_" in text and "hook" in text:
                         lines.append(text)
             setup = "\n".join(lines)
         return setup, "binding"
+
+    def _passed_module(self, ctx, name: str, flow, depth: int) -> tuple[str | None, str | None]:
+        """A parameter is a module when every call of its function in the file passes one."""
+        args = passed_arguments(ctx.index, flow.function, name) if depth < 3 else None
+        return self._all_modules(ctx, args, name, depth)
+
+    def _all_modules(self, ctx, args, name: str, depth: int) -> tuple[str | None, str | None]:
+        """(setup, "argument") when each (caller flow, argument) is shown to be a module; the setup
+        only when there is one call and the caller's own binding of the same name builds it."""
+        if not args:
+            return None, None
+        setups = []
+        for caller, arg in args:
+            if isinstance(arg, cst.Name):
+                setup, how = self._name_module(ctx, arg.value, caller, depth + 1)
+                if how is None:
+                    return None, None
+                setups.append(setup if arg.value == name else None)
+            elif self._module_ctor(ctx, arg):
+                setups.append(f"{name} = {code_of(arg)}")
+            else:
+                return None, None
+        return (setups[0] if len(setups) == 1 else None), "argument"
+
+    def _module_ctor(self, ctx, expr) -> bool:
+        q = is_module_ctor_call(expr, ctx.index)
+        return q is not None and q not in _FORWARD_WRAPPERS and not (q or "").endswith("Loss")
 
     def _bindings(self, ctx, name: str, flow):
         return flow.visible_bindings(name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from gradfix.analysis.gradpath import GradPaths, straight_through
 from gradfix.analysis.loops import training_loops
 from gradfix.analysis.names import shorten
-from gradfix.analysis.tree import contains
+from gradfix.analysis.tree import contains, walk
 from gradfix.rule import Rule, RuleDocs
 
 
@@ -25,6 +25,11 @@ class GraphBreakInLoss(Rule):
             "applied to a value computed from a module being trained (one whose `.parameters()` the stepping "
             "optimizer holds), when the cut value flows into the loss and either the loss keeps no other gradient "
             "path from the model, or the cut sits in a term added to the loss that then carries no gradient. "
+            "Also a cut inside the forward of a model class of the file: `weights = weights.detach()` before "
+            "`return {\"weight\": weights, ...}` (or a tuple position, or the whole output), when the step adds a "
+            "term built only from that entry (`loss + outputs[\"weight\"].pow(2).mean()`); a cut under a test of "
+            "the mode (`if not self.training:`) is an inference path and left alone, and so is a returned entry "
+            "the loss does not rely on alone (logged, or next to a value that carries gradient). "
             "Intentional stop-gradients are left alone: outputs of modules the optimizer does not hold (target "
             "networks, teachers, EMA copies, the generator in a GAN's discriminator step: `D(fake.detach())`), "
             "anything under `torch.no_grad()`, straight-through estimators (`x + (y - x).detach()`, "
@@ -63,6 +68,27 @@ class GraphBreakInLoss(Rule):
                         continue
                     seen.add(id(call))
                     yield ctx.finding(call, self._message(ctx, paths, call, inner, loss_carries))
+            # the model's forward returns the value already cut: `weights = weights.detach()` in forward,
+            # `outputs["weight"]` added to the loss
+            parts = dead_terms if loss_carries else [value for _stmt, value in paths.loss_values()]
+            for part in parts:
+                for node in walk(part):
+                    cut = paths.forward_cuts.get(id(node))
+                    if cut is None or cut[1] != "detach" or id(cut[0]) in seen or straight_through(cut[0], index):
+                        continue
+                    seen.add(id(cut[0]))
+                    yield ctx.finding(cut[0], self._forward_message(ctx, paths, node, cut, loss_carries))
+
+    def _forward_message(self, ctx, paths, used, cut, loss_carries) -> str:
+        what, cls = _short(ctx.code(cut[0])), cut[2]
+        src = ", ".join(f"`{n}`" for n in sorted(paths.trained))
+        line = ctx.span(used).line
+        effect = ("that term contributes no gradient; it only changes the logged loss value" if loss_carries else
+                  "the loss keeps no other path, so backward() raises \"element 0 of tensors does not require grad\", "
+                  "or, if the loss is re-wrapped as a new tensor, nothing learns")
+        return (f"`{what}` in `{cls}.forward` cuts a returned value from autograd, and the training step adds "
+                f"`{_short(ctx.code(used))}` (line {line}) to the loss of {src} ({paths.trained_from}): {effect}; "
+                f"return it without `.detach()` if it is meant to be trained")
 
     def _message(self, ctx, paths, call, inner, loss_carries) -> str:
         what = _short(ctx.code(call))

@@ -21,11 +21,13 @@ class DoubleSoftmax(Rule):
     docs = RuleDocs(
         what=(
             "Finds the input (first argument) of `F.cross_entropy(...)`, `nn.CrossEntropyLoss()(...)` or a "
-            "criterion bound to `nn.CrossEntropyLoss` when it is a softmax or log_softmax output: written inline, "
+            "criterion bound to `nn.CrossEntropyLoss` (also a parameter, `def train(model, criterion, ...)`, when "
+            "every call of the function in the file passes one) when it is a softmax or log_softmax output: written inline, "
             "through a name, from `nn.Softmax`/`nn.LogSoftmax` modules, or from a model whose `forward` returns "
             "one (a model class of the file, or an `nn.Sequential` ending in `nn.Softmax`). Left alone: "
             "`nll_loss` after `log_softmax` (correct), softmax probabilities used elsewhere while the loss gets "
-            "the logits, probabilities fed to losses that expect them (`binary_cross_entropy`, `kl_div`), and a "
+            "the logits, probabilities fed to losses that expect them (`binary_cross_entropy`, `kl_div`), a "
+            "criterion parameter whose callers pass different losses or that no call in the file shows, and a "
             "softmax of soft *targets* (the second argument)."
         ),
         why=(

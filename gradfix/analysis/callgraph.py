@@ -195,3 +195,77 @@ def argument_for(fn: cst.FunctionDef, call: cst.Call, name: str, bound: bool = F
 
 def _has_star(call: cst.Call) -> bool:
     return any(a.star for a in call.args)
+
+
+# -- what call sites pass ------------------------------------------------------
+# A parameter's type is often shown only by its callers: `def train(model, ...)` called with
+# `model = Net()`, `Trainer(model)` whose `__init__` keeps it as `self._model`. These give the
+# arguments; the rules decide what the arguments show.
+
+
+def passed_arguments(index, fn: cst.FunctionDef, name: str) -> list | None:
+    """(caller flow, argument expression) for each resolved call of `fn` in the file, or None
+    when there is none, or a call leaves `name` to its default or may pass it through `*args`."""
+    sites = index.callgraph.sites(fn)
+    if not sites:
+        return None
+    out = []
+    for flow, _st, call, bound in sites:
+        arg = argument_for(fn, call, name, bound)
+        if arg is None:
+            return None
+        out.append((flow, arg))
+    return out
+
+
+def constructor_arguments(index, cls_name: str, attr: str) -> list | None:
+    """The values the file's `Cls(...)` calls pass for the `__init__` parameter that `__init__`
+    keeps as `self.<attr>` (`self._model = model`; the parameter not rebound before), as
+    (caller flow, argument) pairs; None when `__init__` does not store a parameter there,
+    assigns `self.<attr>` anything else in the class, or a constructor call cannot tell."""
+    cls = index.classes.get(cls_name)
+    init = index.method(cls_name, "__init__")
+    if cls is None or init is None:
+        return None
+    params = {p.name.value for p in (*init.params.posonly_params, *init.params.params, *init.params.kwonly_params)}
+    stored = None
+    flow = index.flow(init)
+    for b in flow.bindings:
+        if b.name == f"self.{attr}":
+            value = b.value
+            if stored is not None or not (isinstance(value, cst.Name) and value.value in params):
+                return None
+            source = flow.name_binding(value)
+            if source is None or not source.is_param:
+                return None  # rebound before it is stored
+            stored = value.value
+    if stored is None:
+        return None
+    for stmt in cls.body.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt is not init and \
+                any(b.name == f"self.{attr}" for b in index.flow(stmt).bindings):
+            return None  # reassigned by another method
+    return init_arguments(index, cls_name, stored)
+
+
+def init_arguments(index, cls_name: str, name: str) -> list | None:
+    """(caller flow, argument) that each `Cls(...)` call of the file passes for parameter `name`
+    of `Cls.__init__`; None when there is no such call, or one leaves it to its default or may
+    pass it through `*args`."""
+    cls = index.classes.get(cls_name)
+    init = index.method(cls_name, "__init__")
+    if cls is None or init is None:
+        return None
+    out = []
+    for scope in index.scopes():
+        caller = index.flow(scope)
+        for _st, call in caller.calls:
+            if not (isinstance(call.func, cst.Name) and call.func.value == cls_name):
+                continue
+            bound = caller.name_binding(call.func)
+            if bound is None or bound.value is cls:
+                arg = argument_for(init, call, name, bound=True)
+                if arg is None:
+                    return None
+                out.append((caller, arg))
+    return out or None

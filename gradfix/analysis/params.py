@@ -44,8 +44,10 @@ PARAMETERLESS_MODULES = frozenset(
         "Flatten", "Unflatten", "MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d",
         "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
         "AdaptiveMaxPool3d", "Upsample", "PixelShuffle", "PixelUnshuffle", "Dropout", "Dropout1d", "Dropout2d",
-        "Dropout3d", "AlphaDropout", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad2d",
-        "ReplicationPad2d", "Threshold", "LogSigmoid", "Softmin", "Softmax2d", "ChannelShuffle",
+        "Dropout3d", "AlphaDropout", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "ConstantPad1d", "ConstantPad2d",
+        "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d", "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d",
+        "ReplicationPad3d", "CircularPad1d", "CircularPad2d", "CircularPad3d", "Threshold", "LogSigmoid", "Softmin",
+        "Softmax2d", "ChannelShuffle",
     )
 )
 
@@ -295,12 +297,14 @@ def _copies(move: Move, base_device: str | None, base_dtype: str | None, has_dev
     return False
 
 
-def copy_chain(expr: cst.BaseExpression, imports: ImportMap) -> CopyChain | None:
+def copy_chain(expr: cst.BaseExpression, imports: ImportMap, leaf: cst.BaseExpression | None = None) -> CopyChain | None:
     """Recognise `factory(..., requires_grad=True).<copies>`, `factory(...).requires_grad_().<copies>`
-    and `nn.Parameter(t).<copies>`; None unless at least one move copies."""
+    and `nn.Parameter(t).<copies>`; None unless at least one move copies. With `leaf`, the copies
+    may start from a name that holds `leaf` (`x = x.to(device)` after `x = torch.rand(..., requires_grad=True)`)."""
     moves: list[Move] = []
     cur = expr
-    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and isinstance(cur.func.value, cst.Call):
+    while isinstance(cur, cst.Call) and isinstance(cur.func, cst.Attribute) and (
+            isinstance(cur.func.value, cst.Call) or leaf is not None and isinstance(cur.func.value, cst.Name)):
         if cur.func.attr.value == "requires_grad_":
             break
         mv = classify_move(cur, imports)
@@ -308,6 +312,9 @@ def copy_chain(expr: cst.BaseExpression, imports: ImportMap) -> CopyChain | None
             return None
         moves.append(mv)
         cur = cur.func.value
+        if isinstance(cur, cst.Name):
+            cur = leaf
+            break
     if not moves or not isinstance(cur, cst.Call):
         return None
     moves.reverse()
@@ -411,6 +418,9 @@ def used_as_leaf(node: cst.CSTNode, index) -> str | None:
     `.grad` read, or returned to the caller. A tensor used only through `torch.autograd.grad`, as an
     initial state or an accumulator, shows no hazard (a non-leaf works there)."""
     parents = index.parents
+    comp = parents.get(node)
+    if isinstance(comp, (cst.ListComp, cst.GeneratorExp)) and comp.elt is node:
+        node = comp  # `ws = [torch.ones(2, requires_grad=True).to(dev) for _ in ...]`: how the list is used
     cur = parents.get(node)
     while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
         if isinstance(cur, cst.Call) and (qualname(cur.func, index.imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
@@ -457,15 +467,106 @@ def is_module_ctor_call(expr: cst.BaseExpression, index) -> str | None:
     return None
 
 
-def trains(ctor: str) -> bool:
-    """Whether a module built by `ctor` may hold parameters or buffers (classes of the file count)."""
-    return ctor not in PARAMETERLESS_MODULES
+def trains(ctor: str, index=None) -> bool:
+    """Whether a module built by `ctor` may hold parameters or buffers. A class of the file counts
+    unless `index` shows it parameter-free (`parameter_free_class`), a class of another project
+    file unless the project index does."""
+    if ctor in PARAMETERLESS_MODULES:
+        return False
+    return index is None or not (parameter_free_class(index, ctor) or index.parameter_free_project_class(ctor))
+
+
+# Calls that give a module state of its own: parameters, buffers, registered children.
+_STATE_CALLS = frozenset({"register_buffer", "register_parameter", "add_module", "register_module", "__setattr__",
+                          "setattr", "Parameter"})
+# Builtins whose arguments are data: `range(self.k)`, `int(self.k)`.
+_DATA_BUILTINS = frozenset({"int", "float", "bool", "str", "len", "range", "min", "max", "abs", "round", "print",
+                            "isinstance", "tuple"})
+
+
+def parameter_free_class(index, name: str) -> bool:
+    """A module class of the file that can hold no parameter or buffer: its bases are
+    `nn.Module` or such classes, it creates no `nn.Parameter`, registers nothing
+    (`register_buffer`, `add_module`, `setattr`), constructs only parameter-free modules
+    (`nn.AvgPool1d`, or such classes of the file), and every other attribute it keeps is data:
+    read only in arithmetic, comparisons or as an argument of a torch function or a builtin
+    (`self.kernel_size - 1`), never called, iterated or used as an object."""
+    table = index.memo("params.parameter_free_classes", dict)
+    if name not in table:
+        table[name] = False  # recursion (a class built from itself): not shown
+        table[name] = _parameter_free(index, name)
+    return table[name]
+
+
+def _parameter_free(index, name: str) -> bool:
+    cls = index.classes.get(name)
+    if cls is None or name not in index.module_classes:
+        return False
+    imports = index.imports
+    for base in cls.bases:
+        q = qualname(base.value, imports)
+        if q != "torch.nn.Module" and q not in PARAMETERLESS_MODULES and not (
+                (q in index.classes and parameter_free_class(index, q)) or index.parameter_free_project_class(q)):
+            return False
+    kept: dict[str, list] = {}
+    for node in walk(cls):
+        if isinstance(node, cst.Call):
+            q = qualname(node.func, imports) or ""
+            if (last_name(node.func) or "") in _STATE_CALLS:
+                return False
+            if index.is_module_ctor(q) and trains(q, index):
+                return False
+        elif isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if not isinstance(t, cst.Attribute) or not (isinstance(t.value, cst.Name) and t.value.value == "self"):
+                    if any(isinstance(n, cst.Attribute) and code_of(n.value) == "self" for n in walk(t)):
+                        return False  # `self.x[k] = ...`, `self.a, self.b = ...`: not followed
+                    continue
+                value = node.value
+                if value is None or not (_constant(value) or is_module_ctor_call(value, index) is not None):
+                    kept.setdefault(t.attr.value, [])
+    if not kept:
+        return True
+    parents = index.parents
+    for node in walk(cls):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self" and \
+                node.attr.value in kept and not _data_use(node, parents, imports):
+            return False
+    return True
+
+
+def _constant(expr) -> bool:
+    if isinstance(expr, (cst.Integer, cst.Float, cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(expr, cst.Name):
+        return expr.value in ("True", "False", "None")
+    if isinstance(expr, cst.UnaryOperation):
+        return _constant(expr.expression)
+    return isinstance(expr, cst.Tuple) and all(_constant(e.value) for e in expr.elements)
+
+
+def _data_use(node: cst.Attribute, parents, imports) -> bool:
+    """`self.k` read as data (or assigned): an operand, compared, or an argument of a torch
+    function or a builtin."""
+    parent = parents.get(node)
+    if isinstance(parent, (cst.BinaryOperation, cst.UnaryOperation, cst.ComparisonTarget, cst.Comparison)):
+        return True
+    if isinstance(parent, (cst.AugAssign, cst.AnnAssign, cst.AssignTarget)) and parent.target is node:
+        return True
+    if isinstance(parent, cst.Arg) and parent.value is node:
+        call = parents.get(parent)
+        q = qualname(call.func, imports) or "" if isinstance(call, cst.Call) else ""
+        return (q.startswith("torch.") and not q.startswith("torch.nn.") or q.startswith("torch.nn.functional.")
+                or q in _DATA_BUILTINS or q in PARAMETERLESS_MODULES)
+    return False
 
 
 __all__ = [
     "FACTORIES", "PARAMETER_CTORS", "MOVE_METHODS", "CopyChain", "Move", "copy_chain", "classify_move",
     "module_alias", "torch_expr_for", "nn_expr", "kwarg", "make_kwarg", "append_arg", "without_arg", "insert_before",
-    "code_of", "all_calls", "last_name", "used_as_leaf", "is_module_ctor_call", "trains", "outermost_chain",
+    "code_of", "all_calls", "last_name", "used_as_leaf", "is_module_ctor_call", "trains", "parameter_free_class",
+    "outermost_chain",
     "stored_name", "swap", "method_text",
 ]
 
