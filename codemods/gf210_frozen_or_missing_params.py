@@ -286,6 +286,9 @@ _TORCHVISION_SUBMODULES = frozenset({"fc", "conv1", "bn1", "layer1", "layer2", "
                                      "classifier", "avgpool"})
 
 
+_TENSOR_CTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+
+
 def _module_ctor(index, flow, expr) -> str | None:
     """The module constructor of `expr` when it is shown to be an nn.Module (not a parameter or tensor):
     `net` bound to `nn.Linear(...)`, `self.head` built in `__init__`, `self.model.outc` through a model
@@ -309,8 +312,8 @@ def _module_ctor(index, flow, expr) -> str | None:
             elif owner is not None and owner.startswith("torchvision.models.") and \
                     expr.attr.value in _TORCHVISION_SUBMODULES:
                 ctor = f"{owner}.{expr.attr.value}"
-    if ctor is None or not index.is_module_ctor(ctor):
-        return None
+    if ctor is None or not index.is_module_ctor(ctor) or ctor.rsplit(".", 1)[-1] in _TENSOR_CTORS:
+        return None  # (`torch.nn.parameter.Parameter` reads like a module constructor to is_module_ctor)
     if ctor in index.classes and re.search(r"self\.requires_grad\b", code_of(index.classes[ctor])):
         return None  # a class of the file that keeps (and reads) its own `requires_grad` attribute
     return ctor

@@ -1,8 +1,10 @@
 # GF210 negative: `requires_grad = ...` on tensors and parameters (the real
 # flag), on an attribute whose kind the file does not show, and on a class of
-# the file that keeps and reads its own `requires_grad` attribute.
+# the file that keeps and reads its own `requires_grad` attribute; parameters
+# built through `torch.nn.parameter.Parameter`.
 import torch
 import torch.nn as nn
+from torch.nn.parameter import Parameter
 
 
 class Embedder(nn.Module):
@@ -37,3 +39,14 @@ gate = Switchable()
 gate.requires_grad = False
 scale = torch.ones(3)
 scale.requires_grad = True
+
+
+class LearnedScale(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scale = Parameter(torch.ones(1))
+        self.offset = nn.parameter.Parameter(torch.zeros(1))
+
+    def enable(self, on):
+        self.scale.requires_grad = on
+        self.offset.requires_grad = on
