@@ -195,6 +195,9 @@ class NoGradTrainableBranch(Rule):
         """A submodule that the model's own methods run only under no_grad (`with torch.no_grad(): feats =
         self.backbone(x)` in `forward`), while a training step's optimizer holds the whole model's parameters."""
         index = ctx.index
+        if not index.module_classes or not any(w in index.text for w in ("no_grad", "inference_mode",
+                                                                          "set_grad_enabled")):
+            return  # no model class, or nothing turns gradients off: no training step needs reading
         stepped = _stepped_models(index)
         frozen = _frozen_anywhere(index)
         for cname, (model, opt) in sorted(stepped.items()):
