@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.loops import calls_backward
+from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.torchapi import INPLACE_METHODS
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -36,6 +37,65 @@ def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
     return any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards)
 
 
+# Where each in-place-capable activation or dropout takes `inplace` positionally (module constructors and
+# their functional forms, whose first argument is the input).
+_INPLACE_POSITION = {
+    "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0,
+    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
+    "LeakyReLU": 1, "ELU": 1, "CELU": 1, "Threshold": 2, "Hardtanh": 2,
+}
+_INPLACE_FUNCTIONAL_POSITION = {
+    "relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "elu": 2,
+    "celu": 2, "leaky_relu": 2, "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3,
+    "alpha_dropout": 3, "threshold": 3, "hardtanh": 3,
+}
+
+
+def _inplace_flag(call: cst.Call, position: int) -> bool:
+    """`inplace=True`, or `True` at the constructor's `inplace` position."""
+    for i, a in enumerate(call.args):
+        if a.star:
+            return False
+        if (a.keyword is not None and a.keyword.value == "inplace") or (a.keyword is None and i == position):
+            return isinstance(a.value, cst.Name) and a.value.value == "True"
+    return False
+
+
+def _constructor_call(index, flow, func) -> cst.Call | None:
+    """The one `Ctor(...)` call that built the module `func` names (`self.drop` in `__init__`, or a local)."""
+    found: list = []
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        init = index.method(flow.class_name, "__init__") if flow.class_name else None
+        if init is not None:
+            for st in index.flow(init).steps:
+                node = st.node
+                if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
+                                                        dotted(t.target) == dotted(func) for t in node.targets):
+                    found.append(node.value)
+    elif isinstance(func, cst.Name):
+        found = [b.value for b in flow.visible_bindings(func.value)]
+    return found[0] if len(found) == 1 and isinstance(found[0], cst.Call) else None
+
+
+def _inplace_callee(index, flow, call: cst.Call) -> str | None:
+    """How `call` writes its input in place: an activation or dropout module built with `inplace=True`, or
+    its functional form called with it; None otherwise."""
+    q = qualname(call.func, index.imports) or ""
+    if q.startswith("torch.nn.functional."):
+        name = q.rsplit(".", 1)[-1]
+        if name in _INPLACE_FUNCTIONAL_POSITION and _inplace_flag(call, _INPLACE_FUNCTIONAL_POSITION[name]):
+            return f"`F.{name}(..., inplace=True)`"
+        return None
+    ctor_call = _constructor_call(index, flow, call.func)
+    if ctor_call is None:
+        return None
+    ctor = index.ctor_of(ctor_call) or ""
+    short = ctor.rsplit(".", 1)[-1]
+    if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and _inplace_flag(ctor_call, _INPLACE_POSITION[short]):
+        return f"it is an nn.{short} built with inplace=True"
+    return None
+
+
 class InplaceOnActivation(Rule):
     id = "GF101"
     name = "inplace-on-activation"
@@ -48,7 +108,10 @@ class InplaceOnActivation(Rule):
             "save their input; `sigmoid`, `tanh`, `exp`, `softmax`, `relu` save their output; `nn.Linear` "
             "saves its input), or another live name shares its storage (`detach()`, a view, plain assignment, "
             "a container or an attribute). Item assignment into a saved tensor (`gate[:, 0] = 1.0`, "
-            "`x[mask] = 0`) is an in-place op too and is reported. A save counts only when autograd makes "
+            "`x[mask] = 0`) is an in-place op too and is reported, and so is a call of an activation or dropout module "
+            "built with `inplace=True` (`self.drop = nn.Dropout(0.1, inplace=True)` then `h = self.drop(h)`, "
+            "`nn.ReLU(True)`) or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
+            "output, also an in-place ReLU's: both keep their output for backward). A save counts only when autograd makes "
             "it: grad mode is on and an input of the op requires grad (`a * b` saves `b` only for `a`'s "
             "gradient), the input deriving from a parameter, a module's output, a `requires_grad=True` "
             "tensor, or a function argument that a call site in the file passes such a value for. Left "
@@ -57,7 +120,8 @@ class InplaceOnActivation(Rule):
             "decorators, an optimizer's `step()`, `torch.autograd.Function` forward/backward, helpers whose "
             "every call in the file runs under `no_grad`); a save and an in-place op in branches of one "
             "if/elif that exclude each other; copies (`t[idx_tensor]`, `t[mask]`, `.clone()`, "
-            "`.to(copy=True)`); and, for the alias case, anything but an activation (a buffer, a batch or "
+            "`.to(copy=True)`); an in-place activation or dropout after an op that saves its input, not its "
+            "output (Linear, convolution, batch norm, a sum: the usual memory saving); and, for the alias case, anything but an activation (a buffer, a batch or "
             "the caller's tensor filled through a view is what the code means to do)."
         ),
         why=(
@@ -72,7 +136,8 @@ class InplaceOnActivation(Rule):
         fix=(
             "Rewrites `f op= rhs` as `f = f op (rhs)`, parenthesising the right side whenever precedence needs it "
             "(`x /= a + b` becomes `x = x / (a + b)`, never `x / a + b`), and `x.div_(y)` as `x = x.div(y)`. "
-            "Subscript targets (`x[i] /= c`) are reported without a fix: clone first."
+            "Subscript targets (`x[i] /= c`) are reported without a fix: clone first. In-place modules are reported "
+            "without a fix: the `inplace=True` to drop sits in the constructor, which other calls share."
         ),
         fix_safety=(
             "Safe when no other live name shares the tensor: out of place computes what the in-place form "
@@ -92,6 +157,31 @@ class InplaceOnActivation(Rule):
                 finding = self._inspect(ctx, flow, st, node, binding, target)
                 if finding is not None:
                     yield finding
+            for st, call in flow.calls:
+                finding = self._inplace_module(ctx, flow, st, call)
+                if finding is not None:
+                    yield finding
+
+    def _inplace_module(self, ctx, flow, st, call):
+        """`self.drop(h)` with `self.drop = nn.Dropout(0.1, inplace=True)`, or `F.relu(h, inplace=True)`, on a
+        tensor autograd saved: the same hazard as `h.relu_()`. Detect only (the constructor is elsewhere)."""
+        how = _inplace_callee(ctx.index, flow, call)
+        if how is None or st.no_grad or not call.args or call.args[0].keyword is not None:
+            return None
+        arg = call.args[0].value
+        binding = flow.load_binding.get(id(arg)) if isinstance(arg, cst.Name) else None
+        if binding is None or binding.no_grad or not flow.is_tensor(binding):
+            return None
+        if binding.kind.value == "parameter" or binding.root().kind.value == "parameter":
+            return None
+        saved = flow.saved_before(binding, st.index)
+        if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
+            return None
+        return ctx.finding(call, (
+            f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and autograd saved `{arg.value}` for "
+            f"backward ({saved[0]}): backward() raises \"modified by an inplace operation\""
+            f"{' in training mode' if 'ropout' in how else ''}; drop `inplace=True`"),
+            None)
 
     def _inspect(self, ctx, flow, st, node, binding, target):
         if st.no_grad or binding is None or binding.no_grad or "." in binding.name:

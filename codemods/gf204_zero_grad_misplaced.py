@@ -1,4 +1,5 @@
-"""GF204 zero-grad-misplaced: `zero_grad()` between `backward()` and `optimizer.step()`."""
+"""GF204 zero-grad-misplaced: `zero_grad()` between `backward()` and `optimizer.step()`, or one that wipes
+the gradients an accumulation window (batches or micro-batches) is still collecting."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis.expressions import code_of
+from gradfix.analysis.tree import walk
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, same_block, single, train_loop_contract
 from gradfix.model import Safety
@@ -52,7 +54,13 @@ class ZeroGradMisplaced(Rule):
             "alone. With gradient accumulation (backward every batch, `optimizer.step()` only under `if (i + 1) % k "
             "== 0:`), it also finds a zero_grad of those parameters that runs every batch, outside the condition "
             "(after the step, or before the forward pass): it clears the accumulated gradients before the step "
-            "uses them. A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
+            "uses them. Two more accumulation shapes: a zero_grad inside an inner (micro-batch) loop whose every "
+            "pass runs backward(), when the step comes after that loop (each pass wipes the passes before it), unless "
+            "the epoch loop reads or writes `.grad` (per-task gradients combined by hand); and a zero_grad at the "
+            "start of the epoch loop when the batch loop steps under a single window test (`(i + 1) % k == 0`, "
+            "`ni - last_step >= accumulate`) with its own clear after the step and nothing steps the remainder "
+            "after the batch loop: it discards the batches after the epoch's last full window (a test joined with "
+            "`or i + 1 == len(loader)` flushes them and is left alone). A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
             "clearing every batch is right) is left alone."
         ),
         why=(
@@ -68,7 +76,7 @@ class ZeroGradMisplaced(Rule):
             "Offered when the call stands alone on its line in the block of the forward pass; otherwise reported "
             "without a fix. The accumulation case is detect only: moving the clear inside the condition is the "
             "fix, but the train-loop check's canonical order keeps an unconditional zero_grad, so it cannot "
-            "confirm it yet."
+            "confirm it yet. The micro-batch and epoch-start cases are detect only too."
         ),
         fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the verifier confirms the expected change.",
         verification=(
@@ -82,8 +90,28 @@ class ZeroGradMisplaced(Rule):
         seen: set[int] = set()
         for it in iterations(ctx.index):
             b, step = it.backward, it.step_event()
+            if b is not None and step is None:
+                for z, outer in _per_micro_batch(it, b):
+                    if id(z.node) in seen:
+                        continue
+                    seen.add(id(z.node))
+                    message = (f"`{z.recv}.zero_grad()` runs on every pass of this inner loop, but "
+                               f"`{outer.recv}.step()` only after the loop: each pass clears the gradients of the "
+                               f"passes before it, so the step sees the last micro-batch's gradient alone; clear "
+                               f"them once before the inner loop (or after the step)")
+                    yield ctx.finding(z.node, message, None)
             if b is None or step is None:
                 continue
+            for z, test in _epoch_start_drops_tail(it, b, step):
+                if id(z.node) in seen:
+                    continue
+                seen.add(id(z.node))
+                message = (f"`{z.recv}.zero_grad()` at the start of each epoch clears the gradients the last "
+                           f"batches of the previous epoch accumulated: `{step.recv}.step()` runs only when "
+                           f"`{code_of(test)}`, so whenever the epoch's batch count is not a multiple of the window "
+                           f"those batches' backward() passes never reach a step; remove this clear (the window's "
+                           f"own clear after the step is enough) or step the remainder at the end of the epoch")
+                yield ctx.finding(z.node, message, None)
             for z in it.between(b, step, "zero_grad"):
                 if id(z.node) in seen or not z.compatible(step):
                     continue
@@ -143,6 +171,56 @@ class ZeroGradMisplaced(Rule):
             edits = compose([Op(z.line, remove=True), Op(anchor, before=[moved(z.line)])])
             desc = f"move `{code_of(z.small)}` before the forward pass"
         return ctx.fix(desc, edits, Safety.UNSAFE, train_loop_contract(it))
+
+
+def _per_micro_batch(it, b):
+    """(zero_grad, step) for an unconditional clear inside an inner loop whose every pass runs backward(),
+    when the optimizer steps only after that loop (`for micro in batch.chunk(k): opt.zero_grad(); ...;
+    loss.backward()` then `opt.step()`): each pass wipes the previous passes' gradients. Left alone when the
+    epoch loop reads or writes `.grad` (per-task gradients collected and combined by hand) or hands the
+    optimizer to a function."""
+    if it.epoch_loop is None or b.path or b.nested or b.info.get("exits"):
+        return []
+    if any(e.op in ("step", "helper", "opaque") for e in it.events):
+        return []
+    steps = [e for e in it.epoch_events if e.op == "step" and e.info.get("where") == "end"]
+    if len(steps) != 1 or any(e.op in ("helper", "opaque") for e in it.epoch_events):
+        return []
+    if any(isinstance(n, cst.Attribute) and n.attr.value == "grad" for n in walk(it.epoch_loop)):
+        return []
+    step = steps[0]
+    return [(z, step) for z in it.events if z.op == "zero_grad" and not z.path and not z.nested
+            and not z.info.get("exits") and zeroes_optimizer(it, z, step)]
+
+
+def _epoch_start_drops_tail(it, b, step):
+    """(zero_grad, window test) for a clear at the start of the epoch loop's body when the batch loop
+    accumulates over a window (backward every batch, `if <window test>: opt.step(); opt.zero_grad()`) and
+    nothing steps the remainder after the batch loop: the next epoch's clear discards it. A test joined with
+    `or` (`... or i == len(loader) - 1`, the last batch steps too) flushes the remainder and is left alone."""
+    if it.epoch_loop is None or b.path or b.nested or b.info.get("exits") or len(step.path) != 1 or step.nested:
+        return []
+    node, branch = step.path[0]
+    if not isinstance(node, cst.If) or branch != 0 or not _window_test(node.test):
+        return []
+    window_clear = [z for z in it.events if z.op == "zero_grad" and z.order > step.order and len(z.path) == 1
+                    and z.path[0][0] is node and z.path[0][1] == 0 and zeroes_optimizer(it, z, step)]
+    if not window_clear or any(z.op == "zero_grad" and not z.path for z in it.events):
+        return []
+    if any(e.op in ("step", "helper", "opaque") and e.info.get("where") == "end" for e in it.epoch_events):
+        return []
+    return [(z, node.test) for z in it.epoch_events if z.op == "zero_grad" and z.info.get("where") == "start"
+            and not z.path and not z.nested and zeroes_optimizer(it, z, step)]
+
+
+def _window_test(test) -> bool:
+    """A single accumulation test: `(i + 1) % k == 0`, or a comparison with an accumulation count
+    (`ni - last_opt_step >= accumulate`); not one joined with `or`/`and`."""
+    if isinstance(test, cst.BooleanOperation):
+        return False
+    if _accumulation_test(test):
+        return True
+    return isinstance(test, cst.Comparison) and re.search(r"accum", code_of(test), re.I) is not None
 
 
 def _accumulation_test(test) -> bool:

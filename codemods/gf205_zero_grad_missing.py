@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import re
+
+import libcst as cst
+
+from gradfix.analysis.expressions import code_of
 from gradfix.analysis.iteration import iterations
+from gradfix.analysis.names import dotted
+from gradfix.analysis.tree import calls_in, if_branches, walk
 from gradfix.rule import Rule, RuleDocs
+
+# tests of a branch that may legitimately skip the clearing: accumulation windows, first batches, flags
+_ACCUMULATION_WORDS = re.compile(r"accum|sync|boundary|update|step|first|start|clear|zero|grad", re.I)
 
 
 class ZeroGradMissing(Rule):
@@ -14,16 +24,26 @@ class ZeroGradMissing(Rule):
         what=(
             "Finds a loop whose body runs `backward()` and an optimizer step but nothing that clears gradients: no "
             "`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or `p.grad.zero_()` anywhere in the loop "
-            "body (under any condition, in nested loops, or in a function of this file that the loop calls). A loop "
-            "that passes its optimizer or model to a function gradfix cannot see (a helper in another module, a "
-            "framework) is left alone, and so is gradient accumulation with the zero_grad under a condition "
-            "(`if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`)."
+            "body (under any condition, in nested loops, or in a function of this file that the loop calls). Two "
+            "narrower forms too: (a) a loop with several optimizers (a GAN's D and G) that clears some of them but "
+            "never the one a step uses, when every clear is an `opt.zero_grad()` of another optimizer and the "
+            "optimizers are built over different models of the file; (b) a training step (a loop body or a "
+            "function) that clears the stepped optimizer in some branches of an `if`/`else` but not in another, "
+            "while backward() and the step run on every path (`if bf16: ... else: opt.zero_grad(); ...`). Left "
+            "alone: a loop that passes its optimizer or model to a function gradfix cannot see (a helper in "
+            "another module, a framework); gradient accumulation with the zero_grad under a condition "
+            "(`if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`), and any branch test that reads "
+            "like an accumulation or first-batch test (`%`, `accum`, `sync`, `step`, `first`, ...) or an `if` "
+            "without an `else`; a model's `zero_grad()` or a `p.grad = None` loop next to several optimizers "
+            "(which optimizer's parameters it clears is not checked); and a function whose callers in the file "
+            "clear gradients themselves."
         ),
         why=(
             "`backward()` adds into `.grad`. Without clearing, step k uses the sum of the gradients of batches 1..k: "
             "the gradient norms grow 0.58, 1.16, 1.74 over three iterations (hazards.md), the effective learning rate "
             "grows with the step count, and training diverges or oscillates. A `zero_grad()` only once per epoch "
-            "still accumulates across that epoch's batches."
+            "still accumulates across that epoch's batches; one only on some paths accumulates whenever the other "
+            "path is taken."
         ),
         example="for x, y in loader:\n    loss = loss_fn(model(x), y)\n    loss.backward()\n    optimizer.step()",
         fixed_example=(
@@ -36,23 +56,149 @@ class ZeroGradMissing(Rule):
     )
 
     def check(self, ctx):
-        seen: set[int] = set()
+        seen: set = set()
         for it in iterations(ctx.index):
-            if it.loop is None or id(it.loop) in seen:
-                continue
             b, step = it.backward, it.step_event()
             if b is None or step is None:
                 continue
-            seen.add(id(it.loop))
-            if any(e.op in ("zero_grad", "opaque") or (e.op == "helper" and "zero_grad" in e.info.get("ops", ()))
-                   for e in it.events):
+            where = id(it.loop) if it.loop is not None else id(it.scope)
+            if where in seen or (where, step.recv) in seen:
                 continue
-            outer = [e for e in it.epoch_events if e.op == "zero_grad"]
-            when = (" (the zero_grad() in the enclosing loop runs once per epoch, not once per batch)" if outer else "")
-            message = (f"the loop runs backward() and `{step.recv}.step()` but never clears the gradients{when}: "
-                       f"backward() adds into .grad, so step k uses the sum of k batches' gradients; call "
-                       f"`{step.recv}.zero_grad()` once per iteration (before the forward pass or after the step)")
-            yield ctx.finding(b.node, message, None)
+            if it.loop is not None and not _clears_anything(it):
+                seen.add(where)
+                outer = [e for e in it.epoch_events if e.op == "zero_grad"]
+                when = (" (the zero_grad() in the enclosing loop runs once per epoch, not once per batch)"
+                        if outer else "")
+                message = (f"the loop runs backward() and `{step.recv}.step()` but never clears the gradients{when}: "
+                           f"backward() adds into .grad, so step k uses the sum of k batches' gradients; call "
+                           f"`{step.recv}.zero_grad()` once per iteration (before the forward pass or after the step)")
+                yield ctx.finding(b.node, message, None)
+                continue
+            seen.add((where, step.recv))
+            others = _only_other_optimizers_cleared(it, step)
+            if others:
+                message = (f"the loop clears {', '.join(f'`{o}`' for o in others)} but never `{step.recv}`, whose "
+                           f"`step()` follows this backward(): backward() adds into .grad, so each "
+                           f"`{step.recv}.step()` uses the sum of all past batches' gradients; call "
+                           f"`{step.recv}.zero_grad()` once per iteration (before this backward)")
+                yield ctx.finding(b.node, message, None)
+                continue
+            branch = _cleared_in_some_branches(ctx.index, it, b, step)
+            if branch is not None:
+                test, missing = branch
+                message = (f"`{step.recv}.zero_grad()` runs only in some branches of `if {code_of(test)}:` but "
+                           f"backward() and `{step.recv}.step()` run on every path: when the {missing} is taken the "
+                           f"gradients are never cleared, so each step uses the sum of all past steps' gradients; "
+                           f"clear them on every path (before the `if`)")
+                yield ctx.finding(b.node, message, None)
+
+
+def _clears_anything(it) -> bool:
+    return any(e.op in ("zero_grad", "opaque") or (e.op == "helper" and "zero_grad" in e.info.get("ops", ()))
+               for e in it.events)
+
+
+def _hidden_clears(it) -> bool:
+    """A call that may clear gradients out of sight: a function handed the optimizer or model, a helper that
+    clears, a step with a closure (LBFGS clears inside it)."""
+    return any(e.op == "opaque" or (e.op == "helper" and "zero_grad" in e.info.get("ops", ())) or
+               (e.op == "step" and not e.info.get("scaled") and isinstance(e.node, cst.Call) and e.node.args)
+               for e in it.events)
+
+
+def _param_owners(it, opt: str) -> set[str] | None:
+    """The models whose `.parameters()` the optimizer `opt` is built over, each bound to a module constructor
+    (not an alias of another model's part); None when that is not shown."""
+    b = it.optimizer_binding(opt)
+    if b is None:
+        return None
+    owners = set()
+    for call in calls_in(b.value):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+            name = dotted(call.func.value)
+            if name is None:
+                return None
+            owners.add(name)
+    if not owners:
+        return None
+    for name in owners:
+        root = name.split(".")[0] if not name.startswith("self.") else ".".join(name.split(".")[:2])
+        bs = it.bindings(root)
+        if not bs or not all(x.kind.value == "module" and x.ctor for x in bs):
+            return None
+    return owners
+
+
+def _related(a: str, b: str) -> bool:
+    return a == b or a.startswith(b + ".") or b.startswith(a + ".")
+
+
+def _only_other_optimizers_cleared(it, step) -> list[str]:
+    """The optimizers this loop clears when every clear is another optimizer's `zero_grad()` over other models
+    than `step`'s optimizer holds (a GAN loop clearing G's optimizer but not D's)."""
+    if it.loop is None or _hidden_clears(it):
+        return []
+    clears = [e for e in it.events + it.epoch_events if e.op == "zero_grad"]
+    if not clears or any(z.info.get("target") != "opt" or z.recv == step.recv for z in clears):
+        return []
+    mine = _param_owners(it, step.recv)
+    if mine is None:
+        return []
+    for z in clears:
+        theirs = _param_owners(it, z.recv)
+        if theirs is None or any(_related(a, b) for a in mine for b in theirs):
+            return []
+    return sorted({z.recv for z in clears})
+
+
+def _cleared_in_some_branches(index, it, b, step):
+    """(test, missing branch) when the stepped optimizer's only clears sit in some branches of one if/else whose
+    other branch has none, while backward() and the step run on every path."""
+    if b.path or b.nested or step.path or step.nested or _hidden_clears(it):
+        return None
+    clears = [e for e in it.events + it.epoch_events if e.op == "zero_grad"]
+    if not clears or any(z.info.get("target") != "opt" or z.recv != step.recv for z in clears):
+        return None
+    if any(not z.path or z.nested or z.info.get("where") for z in clears):
+        return None
+    node = clears[0].path[0][0]
+    if any(z.path[0][0] is not node for z in clears):
+        return None
+    branches = list(if_branches(node))
+    if not isinstance(branches[-1][1], cst.Else):
+        return None  # an `if` without `else`: the test decides whether to clear on purpose
+    tests = [owner.test for _k, owner in branches if isinstance(owner, cst.If)]
+    index_var = it.index_var()
+    for test in tests:
+        text = code_of(test)
+        if _ACCUMULATION_WORDS.search(text) or any(isinstance(n, cst.Modulo) for n in walk(test)) or \
+                (index_var and re.search(rf"\b{re.escape(index_var)}\b", text)):
+            return None
+    cleared = {z.path[0][1] for z in clears}
+    missing = [k for k, owner in branches if k not in cleared and not _leaves(owner)]
+    if not missing:
+        return None
+    if it.loop is None and not isinstance(it.scope, cst.FunctionDef):
+        return None  # a straight-line module runs its step once
+    if it.loop is None and _callers_clear(index, it.scope):
+        return None
+    k = missing[0]
+    what = "`else` branch" if k == len(branches) - 1 else ("`if` branch" if k == 0 else f"`elif` branch {k}")
+    return tests[0], what
+
+
+def _leaves(owner) -> bool:
+    """The branch may leave the step (`continue`, `break`, `return`, `raise`): backward() and the step need
+    not follow it."""
+    return any(isinstance(n, (cst.Continue, cst.Break, cst.Return, cst.Raise)) for n in walk(owner.body))
+
+
+def _callers_clear(index, fn) -> bool:
+    """A function called in this file from a scope that clears gradients itself."""
+    for flow, _st, _call, _bound in index.callgraph.sites(fn):
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad" for _s, c in flow.calls):
+            return True
+    return False
 
 
 RULE = ZeroGradMissing

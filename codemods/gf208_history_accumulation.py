@@ -1,4 +1,5 @@
-"""GF208 history-accumulation: `total += loss` keeps every iteration's autograd graph alive."""
+"""GF208 history-accumulation: `total += loss` (or a meter that adds the loss tensor) keeps every
+iteration's autograd graph alive."""
 
 from __future__ import annotations
 
@@ -26,7 +27,11 @@ class HistoryAccumulation(Rule):
             "unpacked from a tuple `out, aux = model(x)`, or a loss recomputed from one, `total += criterion(out, "
             "y)`) and `total` is never backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
             "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
-            "`running += loss.item() * x.size(0)`) are left alone."
+            "`running += loss.item() * x.size(0)`) are left alone. Also finds `meter.update(loss)` (any method, the "
+            "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
+            "adds that parameter unchanged (at most scaled) into an attribute (`self.sum += val * n`, "
+            "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
+            "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere."
         ),
         why=(
             "`loss` carries its `grad_fn`, so `total` becomes a tensor whose graph links to every iteration's graph: "
@@ -40,7 +45,8 @@ class HistoryAccumulation(Rule):
             "Adds `.item()` to the loss name in the accumulated expression (or to the accumulated criterion call). "
             "Offered when the name is the loss that `.backward()` receives without a gradient argument (a scalar, "
             "also scaled by a literal: `(loss / 2).backward()`), a criterion / `F.*_loss` call result without "
-            "`reduction='none'`, or a sum of such terms and number literals; otherwise reported without a fix."
+            "`reduction='none'`, or a sum of such terms and number literals; otherwise reported without a fix. The "
+            "meter case is detect only (code reading the meter's total may expect a tensor)."
         ),
         fix_safety=(
             "Safe: gradients, parameters and the accumulated number are unchanged; `total` becomes a Python float "
@@ -70,6 +76,15 @@ class HistoryAccumulation(Rule):
                            f"every iteration alive (memory grows each step) and becomes a tensor; accumulate "
                            f"`.item()` instead")
                 yield ctx.finding(e.small, message, self._fix(ctx, it, e))
+            for call, arg, attr in _meter_updates(it):
+                if id(call) in seen:
+                    continue
+                seen.add(id(call))
+                message = (f"`{code_of(call)}` hands the loss tensor itself to `{code_of(call.func)}`, which adds "
+                           f"it into `self.{attr}`: the meter keeps the autograd graph of every iteration alive "
+                           f"(memory grows each step) and its average becomes a tensor; pass "
+                           f"`{code_of(arg)}.item()` instead")
+                yield ctx.finding(call, message, None)
 
     def _fix(self, ctx, it, e):
         small = e.small
@@ -97,6 +112,87 @@ class HistoryAccumulation(Rule):
         item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("item")))
         return ctx.fix(f"accumulate `{target.value}.item()`", [Edit(target, item)], Safety.SAFE,
                        train_loop_contract(it))
+
+
+def _meter_updates(it):
+    """(call, argument, attribute) for `meter.update(loss)` in the loop, where `meter` is an instance of a
+    class of this file whose `update` adds that parameter into an attribute (`self.sum += val * n`,
+    `self.history.append(val)`) as it is: a running total kept inside an object."""
+    names = it.loss_names()
+    for node in _walk(it.loop.body):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
+            continue
+        for pos, a in enumerate(node.args):
+            if a.star or not (isinstance(a.value, cst.Name) and a.value.value in names):
+                continue
+            b = it.flow.load_binding.get(id(a.value))
+            if b is not None and b.no_grad:
+                continue  # re-evaluated under no_grad: no graph
+            cls = _instance_class(it, node.func.value)
+            if cls is None:
+                continue
+            attr = _adds_parameter(it.index, cls, node.func.attr.value, pos, a)
+            if attr is not None:
+                yield node, a.value, attr
+                break
+
+
+def _instance_class(it, recv) -> str | None:
+    """The class of this file `recv` is bound to (`losses = AverageMeter()`), None when not shown."""
+    ctors = {b.ctor if b.ctor else (it.index.ctor_of(b.value) if isinstance(b.value, cst.BaseExpression) else None)
+             for b in it.bindings(recv)}
+    if len(ctors) != 1:
+        return None
+    ctor = ctors.pop()
+    return ctor if ctor in it.index.classes and ctor not in it.index.module_classes else None
+
+
+def _adds_parameter(index, cls: str, meth: str, pos: int, arg) -> str | None:
+    """The attribute that `cls.meth` adds its parameter (given as `arg`, at position `pos`) into unchanged:
+    `self.sum += val * n` or `self.values.append(val)`. None when the method converts it first (`val.item()`,
+    `float(val)`, a type test) or rebinds it."""
+    fn = index.method(cls, meth)
+    if fn is None:
+        return None
+    params = [p.name.value for p in fn.params.params]
+    if arg.keyword is not None:
+        name = arg.keyword.value
+    elif params and params[0] == "self" and pos + 1 < len(params):
+        name = params[pos + 1]
+    else:
+        return None
+    if name not in params:
+        return None
+    found = None
+    for node in _walk(fn.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            if any(isinstance(t, cst.Name) and t.value == name for t in targets) and not isinstance(node, cst.AugAssign):
+                return None  # rebound (converted) before use
+            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and \
+                    isinstance(node.target, cst.Attribute) and code_of(node.target.value) == "self" and \
+                    _plain_use(node.value, name):
+                found = found or node.target.attr.value
+        elif isinstance(node, cst.Call):
+            f = node.func
+            if isinstance(f, cst.Name) and f.value in ("float", "int", "isinstance", "round") or \
+                    isinstance(f, cst.Attribute) and f.attr.value in ("item", "detach", "tolist", "cpu", "numpy",
+                                                                       "is_tensor"):
+                if any(isinstance(n, cst.Name) and n.value == name for n in _walk(node)):
+                    return None  # the value is converted (or its type tested) somewhere in the method
+            if isinstance(f, cst.Attribute) and f.attr.value == "append" and code_of(f.value).startswith("self.") \
+                    and len(node.args) == 1 and _plain_use(node.args[0].value, name):
+                found = found or code_of(f.value)[len("self."):]
+    return found
+
+
+def _plain_use(expr, name: str) -> bool:
+    """`val`, `val * n`, `n * val`: the parameter itself, at most scaled."""
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
+        return _plain_use(expr.left, name) or _plain_use(expr.right, name)
+    return False
 
 
 def _backpropagated_names(it) -> set[str]:

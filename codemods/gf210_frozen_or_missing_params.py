@@ -1,4 +1,5 @@
-"""GF210 frozen-or-missing-params: the optimizer never sees (some of) the trainable parameters."""
+"""GF210 frozen-or-missing-params: the optimizer never sees (some of) the trainable parameters, or a freeze
+does not do what it says (a typo, a flag set on a module, a freeze after backward)."""
 
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ class FrozenOrMissingParams(Rule):
     summary = "The optimizer misses trainable parameters, or every parameter it holds is frozen"
     docs = RuleDocs(
         what=(
-            "Finds four ways the optimizer never updates parameters that train: (1) the `require_grad` typo "
+            "Finds six ways parameters train other than the code says: (1) the `require_grad` typo "
             "(`p.require_grad = False`, also `requires_grads`, `requires_grad_ = ...`) on a parameter; (2) an "
             "optimizer built from `model.parameters()` (or `model.encoder.parameters()`) after every parameter of "
             "`model` was frozen (`model.requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = "
@@ -45,7 +46,16 @@ class FrozenOrMissingParams(Rule):
             "(`list(m.a.parameters()) + list(m.b.parameters())`, `itertools.chain(...)`, param-group dicts) of a "
             "model class defined in the file that leaves out a submodule with parameters that `forward` uses, is not "
             "frozen and is in no other optimizer; (4) a submodule replaced (`model.fc = nn.Linear(...)`) after the "
-            "optimizer was built from `model.parameters()`, with no rebuilt optimizer or `add_param_group` afterwards."
+            "optimizer was built from `model.parameters()`, with no rebuilt optimizer or `add_param_group` afterwards; "
+            "(5) `X.requires_grad = False` where `X` is shown to be an nn.Module (a name bound to a module, a "
+            "submodule built in `__init__`, `self.model.head` through a model class of the file, a torchvision "
+            "model's `fc`/`layer1`/`features`/...): it sets a plain attribute and the parameters keep training (left "
+            "alone: tensors and parameters, attributes of unknown kind, and classes of the file that keep their own "
+            "`requires_grad` attribute); (6) a freeze (`m.requires_grad_(False)`, a `p.requires_grad = False` loop) "
+            "inside the training loop between `backward()` and the step, of parameters the stepping optimizer "
+            "holds (the model itself, a submodule, or a module passed to its constructor): the step right after "
+            "still applies this batch's gradient, and with `zero_grad(set_to_none=False)` the kept zero `.grad` "
+            "lets momentum and weight decay move them on every later step."
         ),
         why=(
             "Those parameters never change: with everything frozen, grad_norm is 0 (`clip_grad_norm_` sees no "
@@ -56,7 +66,7 @@ class FrozenOrMissingParams(Rule):
         ),
         example="for p in model.backbone.parameters():\n    p.require_grad = False",
         fixed_example="for p in model.backbone.parameters():\n    p.requires_grad = False",
-        fix="Fixes the typo (`require_grad` -> `requires_grad`); the other three are detect only.",
+        fix="Fixes the typo (`require_grad` -> `requires_grad`); the other five are detect only.",
         fix_safety="Unsafe: the parameters become frozen (or trainable) as written, on purpose. Applied when the verifier confirms the expected change.",
         verification=(
             "`train-loop` (see GF202) for the typo: the assignment is read from both versions and applied to the "
@@ -68,7 +78,58 @@ class FrozenOrMissingParams(Rule):
 
     def check(self, ctx):
         yield from self._typos(ctx)
+        yield from self._module_flags(ctx)
         yield from self._optimizers(ctx)
+        yield from self._frozen_mid_step(ctx)
+
+    # -- (5) `module.requires_grad = False` ----------------------------------
+    def _module_flags(self, ctx):
+        index = ctx.index
+        for scope in index.scopes():
+            flow = index.flow(scope)
+            for st in flow.steps:
+                small = st.node
+                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                    continue
+                tgt = small.targets[0].target
+                if not (isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad"):
+                    continue
+                ctor = _module_ctor(index, flow, tgt.value)
+                if ctor is None:
+                    continue
+                short = ctor.rsplit(".", 1)[-1]
+                message = (f"`{code_of(tgt.value)}` is a module ({short}): `{code_of(tgt)} = "
+                           f"{code_of(small.value)}` only sets a Python attribute nobody reads, and its parameters "
+                           f"keep their own `requires_grad`; use `{code_of(tgt.value)}.requires_grad_"
+                           f"({code_of(small.value)})`")
+                yield ctx.finding(tgt.attr, message, None)
+
+    # -- (6) a freeze between backward() and the step ------------------------
+    def _frozen_mid_step(self, ctx):
+        seen: set[int] = set()
+        for it in iterations(ctx.index):
+            tl = it.tl
+            if tl.loop is None or tl.opt_step is None:
+                continue
+            opt = _stepped_name(it)
+            owners = _optimizer_owners(it, opt) if opt else None
+            if not owners:
+                continue
+            for st in tl.steps:
+                if not (tl.backward.index < st.index < tl.opt_step.index) or id(st.node) in seen:
+                    continue
+                what = freeze_target(st.node)
+                if what is None or not any(_holds(it, owner, what) for owner in owners):
+                    continue
+                seen.add(id(st.node))
+                kept = [e for e in it.events if e.op == "zero_grad" and e.info.get("set_to_none") is False]
+                later = (f"; and `{kept[0].recv}.zero_grad(set_to_none=False)` leaves them a zero `.grad`, so "
+                         f"an optimizer with momentum or weight decay keeps moving them afterwards" if kept else "")
+                node = _freeze_statement(st.node)
+                message = (f"`{what}` is frozen after backward() and before `{opt}.step()`: the frozen parameters "
+                           f"already hold this batch's gradient, so the step right after still updates them{later}; "
+                           f"freeze them before the forward pass (or set their `.grad` to None)")
+                yield ctx.finding(node, message, None)
 
     # -- (1) the typo -------------------------------------------------------
     def _typos(self, ctx):
@@ -218,6 +279,87 @@ class FrozenOrMissingParams(Rule):
                            f"the replacement (or `add_param_group`)")
                 return ctx.finding(st.node, message, None)
         return None
+
+
+# Submodules every torchvision model that has them holds as modules (never tensors).
+_TORCHVISION_SUBMODULES = frozenset({"fc", "conv1", "bn1", "layer1", "layer2", "layer3", "layer4", "features",
+                                     "classifier", "avgpool"})
+
+
+_TENSOR_CTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
+
+
+def _module_ctor(index, flow, expr) -> str | None:
+    """The module constructor of `expr` when it is shown to be an nn.Module (not a parameter or tensor):
+    `net` bound to `nn.Linear(...)`, `self.head` built in `__init__`, `self.model.outc` through a model
+    class of the file, `model.fc` of a torchvision model. None when not shown."""
+    ctor = None
+    if isinstance(expr, cst.Name):
+        ctors = {b.ctor for b in flow.visible_bindings(expr.value) if b.kind is Kind.MODULE}
+        ctor = ctors.pop() if len(ctors) == 1 else None
+    elif isinstance(expr, cst.Attribute):
+        if isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = index.enclosing_class(flow.scope) if flow.function is not None else None
+            if cls is not None and cls.name.value in index.module_classes:
+                ctor = index.submodules.get(cls.name.value, {}).get(expr.attr.value)
+            else:
+                ctors = {b.ctor for b in flow.visible_bindings(f"self.{expr.attr.value}") if b.kind is Kind.MODULE}
+                ctor = ctors.pop() if len(ctors) == 1 else None
+        else:
+            owner = _module_ctor(index, flow, expr.value)
+            if owner in index.module_classes:
+                ctor = index.submodules.get(owner, {}).get(expr.attr.value)
+            elif owner is not None and owner.startswith("torchvision.models.") and \
+                    expr.attr.value in _TORCHVISION_SUBMODULES:
+                ctor = f"{owner}.{expr.attr.value}"
+    if ctor is None or not index.is_module_ctor(ctor) or ctor.rsplit(".", 1)[-1] in _TENSOR_CTORS:
+        return None  # (`torch.nn.parameter.Parameter` reads like a module constructor to is_module_ctor)
+    if ctor in index.classes and re.search(r"self\.requires_grad\b", code_of(index.classes[ctor])):
+        return None  # a class of the file that keeps (and reads) its own `requires_grad` attribute
+    return ctor
+
+
+def _stepped_name(it) -> str | None:
+    step = it.step_event()
+    return step.recv if step is not None else None
+
+
+def _optimizer_owners(it, opt: str) -> list[cst.CSTNode] | None:
+    """The constructor call of the optimizer `opt` and, for each model whose `.parameters()` it takes, that
+    model's own binding value (`nn.Sequential(embed, ...)`), to tell which modules it holds."""
+    b = it.optimizer_binding(opt)
+    if b is None:
+        return None
+    out = []
+    for call in _walk(b.value):
+        if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value in ("parameters", "named_parameters"):
+            name = dotted(call.func.value)
+            if name is None:
+                return None
+            out.append(name)
+    return out or None
+
+
+def _holds(it, owner: str, frozen: str) -> bool:
+    """The optimizer built from `owner.parameters()` holds the parameters of `frozen`: the same module, a
+    submodule (`model.embed`), or a module passed to `owner`'s constructor (`nn.Sequential(embed, ...)`)."""
+    if frozen == owner or frozen.startswith(owner + ".") or owner.startswith(frozen + "."):
+        return True
+    for b in it.bindings(owner):
+        if b.kind is Kind.MODULE and isinstance(b.value, cst.Call) and \
+                any(isinstance(n, cst.Name) and n.value == frozen for n in _walk(b.value)):
+            return True
+    return False
+
+
+def _freeze_statement(node):
+    """The `p.requires_grad = False` inside a freeze loop (the call itself for `m.requires_grad_(False)`)."""
+    if isinstance(node, cst.For):
+        for n in _walk(node.body):
+            if isinstance(n, cst.Assign) and code_of(n.targets[0].target).endswith(".requires_grad"):
+                return n
+    return node
 
 
 def _frozen_before_use(flow, b, term):

@@ -94,6 +94,15 @@ class GradPaths:
                         names.add(name)
         return names, "the model called in this step"
 
+    def modules_optimized_by(self, opt: str) -> set[str]:
+        """The modules whose `.parameters()` the optimizer `opt` (`opt`, `self.optimizer`) is built from,
+        wherever the scope can see its construction (for `self.x`, any method of the class)."""
+        found: set[str] = set()
+        for b in self.flow.visible_bindings(opt):
+            if b.kind is Kind.OPTIMIZER and isinstance(b.value, cst.Call):
+                found |= self._param_owners(self.flow, b.value)
+        return found
+
     def _param_owners(self, flow: Flow, ctor: cst.Call, depth: int = 0) -> set[str]:
         out: set[str] = set()
         for call in calls_in(ctor):
