@@ -85,12 +85,44 @@ def with_common(fn):
     return fn
 
 
-def _verifier(enabled: bool, jobs: int, timeout: float):
+verify_env_options = [
+    click.option("--python", "python", metavar="PATH", default=None,
+                 help="Interpreter (or virtual environment) the verifier runs the code in; default: "
+                      "[tool.gradfix] python, $VIRTUAL_ENV, .venv or venv at the project root, else gradfix's own."),
+    click.option("--root", "roots", metavar="DIR", multiple=True,
+                 help="Extra import root for the project's own modules (repeatable; adds to [tool.gradfix] root)."),
+    click.option("--memory-limit", type=click.IntRange(min=1), default=None, metavar="MB",
+                 help="Memory a verification check may allocate [default: 4096]."),
+    click.option("--cpu-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+                 help="CPU seconds per verification check [default: the --timeout]."),
+]
+
+
+def with_verify_env(fn):
+    for opt in reversed(verify_env_options):
+        fn = opt(fn)
+    return fn
+
+
+def _verifier(enabled: bool, jobs: int, timeout: float, config: Config | None = None, env_opts: dict | None = None):
     if not enabled:
         return None
     from gradfix.verify import Verifier
+    from gradfix.verify.environment import Containment, EnvironmentError_, resolve_python, resolve_roots
 
-    return Verifier(jobs=jobs, timeout_s=timeout)
+    config = config or Config()
+    opts = env_opts or {}
+    project = config.root or os.getcwd()
+    try:
+        python = resolve_python(opts.get("python"), config.python, config.root, project)
+        roots = resolve_roots(tuple(opts.get("roots") or ()), os.getcwd(), "--root")
+        roots += resolve_roots(config.import_roots, config.root, "[tool.gradfix] root")
+    except EnvironmentError_ as exc:
+        raise click.UsageError(str(exc)) from exc
+    memory = opts.get("memory_limit") or config.memory_limit_mb
+    containment = Containment(roots=roots, cpu_s=opts.get("cpu_limit") or config.cpu_limit_s,
+                              **({"memory_mb": memory} if memory else {}))
+    return Verifier(jobs=jobs, timeout_s=timeout, python=python, containment=containment)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,13 +136,14 @@ def main() -> None:
 @click.option("--verify", is_flag=True, help="Also run the verifier on each fix and show its verdict (writes nothing).")
 @click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, verify, jobs, timeout):
+@with_verify_env
+def check(paths, select, ignore, fmt, verify, jobs, timeout, **env_opts):
     """List hazards. Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore)
     verdicts: dict[tuple[str, int, str], tuple[str, str]] = {}
     if verify:
-        verifier = _verifier(True, jobs, timeout)
+        verifier = _verifier(True, jobs, timeout, config, env_opts)
         try:
             report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier)
         finally:
@@ -171,7 +204,9 @@ def _reject_all(changes):
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
 @click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes, allow_untestable, jobs, timeout):
+@with_verify_env
+def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes, allow_untestable, jobs, timeout,
+          **env_opts):
     """Apply verified rewrites (or print them with --diff)."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore)
@@ -181,8 +216,10 @@ def apply(paths, select, ignore, fmt, diff, interactive, no_verify, unsafe_fixes
             raise click.UsageError("-i and --diff cannot be combined")
         from gradfix.cli.interactive import run_interactive
 
-        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs, timeout=timeout))
-    verifier = _verifier(not no_verify, jobs, timeout)
+        make = (lambda: _verifier(True, jobs, timeout, config, env_opts)) if not no_verify else None
+        sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs, timeout=timeout,
+                                 make_verifier=make))
+    verifier = _verifier(not no_verify, jobs, timeout, config, env_opts)
     try:
         report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier, write=not diff)
     finally:

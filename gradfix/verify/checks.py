@@ -89,6 +89,8 @@ def fixture_hint(name: str, what: str = "module") -> str:
 
 def fmt_exc(e: BaseException, limit: int = 160) -> str:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if "can't allocate memory" in msg:  # keep what the limit report looks for (sandbox.classify_limit)
+        msg = msg[msg.index("DefaultCPUAllocator"):] if "DefaultCPUAllocator" in msg else msg
     if len(msg) > limit and ". " in msg[:limit]:
         msg = msg[: msg.index(". ") + 1]
     if len(msg) > limit:
@@ -216,8 +218,13 @@ _ids = itertools.count()
 
 def package_of(path: str, root: str | None) -> str | None:
     """The dotted package of `path` relative to `root` (for relative imports), or None."""
-    if not root or not path or not path.endswith(".py"):
+    if not path or not path.endswith(".py"):
         return None
+    from .sandbox import package_root
+
+    pkg = package_root(path)[1]  # the `__init__.py` chain (src layouts, nested projects)
+    if pkg or not root:
+        return pkg or None
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     if rel.startswith(".."):
         return None
@@ -1561,7 +1568,8 @@ def _run(req: VerifyRequest) -> Outcome:
         **extra_checks(),
     }
     if kind not in checks:
-        return Outcome("untestable", f"unknown contract kind {kind!r}", None)
+        why = "; ".join(f"{m} cannot be imported in {sys.executable}: {e}" for m, e in UNAVAILABLE.items())
+        return Outcome("untestable", f"unknown contract kind {kind!r}" + (f" ({why})" if why else ""), None)
     if analysis.identical and kind == "equal":
         return Outcome("equivalent", "the rewrite does not change the code (only formatting or comments differ)", None)
     with cuda_redirect(redirect_active):
@@ -1575,6 +1583,9 @@ def _run(req: VerifyRequest) -> Outcome:
     return ctx.finish(out)
 
 
+UNAVAILABLE: dict[str, str] = {}  # checks_* modules that could not be imported here, and why
+
+
 @functools.lru_cache(maxsize=1)
 def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
     """Contract kinds defined in other modules of this package: each `gradfix/verify/checks_*.py`
@@ -1586,7 +1597,11 @@ def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
     package = os.path.dirname(__file__)
     for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
         if info.name.startswith("checks_"):
-            module = importlib.import_module(f"gradfix.verify.{info.name}")
+            try:
+                module = importlib.import_module(f"gradfix.verify.{info.name}")
+            except ImportError as e:  # e.g. libcst does not load in the project's interpreter
+                UNAVAILABLE[info.name] = fmt_exc(e)
+                continue
             found.update(getattr(module, "CHECKS", {}))
     return found
 
@@ -1618,7 +1633,7 @@ def run_request(data: dict) -> dict:
     saved_path = list(sys.path)
     try:
         req = VerifyRequest.from_json(data)
-        if req.project_root:
+        if req.project_root and req.project_root not in sys.path:  # the sandbox put the project's roots first
             sys.path.insert(0, req.project_root)
         here = os.path.dirname(os.path.abspath(req.path)) if req.path and not req.path.startswith("<") else ""
         if here and os.path.isdir(here) and here not in sys.path:

@@ -9,6 +9,12 @@ torch is imported once; each request runs in a forked child whose stdin/stdout/s
 at /dev/null, so user code that prints, reads stdin, hangs, crashes or calls os._exit cannot
 touch the protocol channel. The child writes its result to a pipe; we wait on that pipe
 with select() against a deadline and SIGKILL the child's process group on timeout.
+
+Containment (sandbox.py): the worker moves into its own network namespace before importing
+torch where the platform allows it; each child works in a scratch folder removed after the
+check, under memory, CPU and file-size limits, with the project's modules loaded filtered and
+missing packages stubbed. The engine starts us through a folder of links (environment.py), so
+the interpreter may be the project's own, without gradfix installed in it.
 """
 
 from __future__ import annotations
@@ -17,14 +23,22 @@ import gc
 import json
 import os
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
+
+if __package__ in (None, ""):  # started by path: make the package importable
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+
+from gradfix.verify import sandbox
 
 os.environ["OMP_NUM_THREADS"] = "1"
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
-NO_TORCH = "torch is not installed; pip install torch (see README)"
+NO_TORCH = ("torch cannot be imported in {python} ({error}); install torch there (see README), or choose "
+            "another interpreter with --python")
 
 
 def _set_pdeathsig() -> None:
@@ -69,9 +83,33 @@ def reap(block: bool = False) -> None:
             _ZOMBIES.remove(pid)
 
 
+CONFIG: dict = {}  # sandbox settings from the engine (GRADFIX_VERIFY_CONFIG)
+
+
+_LIMITS: dict = {}  # the limits of the check in flight (the CPU limit follows its timeout)
+
+
+def _contain() -> None:
+    """In the child: the limits apply from here on."""
+    sandbox.set_limits(_LIMITS.get("memory_mb"), _LIMITS.get("cpu_s"), _LIMITS.get("file_mb"))
+
+
 def run_forked(run, data: dict, timeout: float) -> dict:
-    """Run `run(data)` in a forked child; returns its result dict or an untestable result."""
+    """Run `run(data)` in a forked child working in a scratch folder that is removed afterwards
+    (anything left behind by a process that outlived the check goes with the worker's own
+    scratch folder, which the engine removes)."""
     reap()
+    _LIMITS.clear()
+    _LIMITS.update(CONFIG)
+    _LIMITS["cpu_s"] = CONFIG.get("cpu_s") or (timeout + 1.0)
+    scratch = tempfile.mkdtemp(prefix="check-", dir=CONFIG.get("scratch") or None)
+    try:
+        return _run_forked(run, data, timeout, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_forked(run, data: dict, timeout: float, scratch: str) -> dict:
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -94,6 +132,8 @@ def run_forked(run, data: dict, timeout: float) -> dict:
             for fd in (0, 1, 2):
                 os.dup2(devnull, fd)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
+            os.chdir(scratch)
+            _contain()
             gc.disable()  # short-lived process: skip collections (and copy-on-write faults)
             try:
                 res = run(data)
@@ -173,6 +213,9 @@ def run_forked(run, data: dict, timeout: float) -> dict:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+    limit = sandbox.describe_signal(os.WTERMSIG(status), _LIMITS) if os.WIFSIGNALED(status) else None
+    if limit:
+        return {"verdict": "untestable", "detail": limit, "unit": None}
     return {
         "verdict": "untestable",
         "detail": f"the check process {_describe_status(status)} before reporting a result (user code crashed or "
@@ -195,6 +238,24 @@ class _W(nn.Module):
         f = f / (f.norm(dim=1, keepdim=True) + 1e-6)
         return self.fc(self.d(f)).sigmoid()
 '''
+
+
+def avoid_dynamo_import() -> None:
+    """`allow_mutation_on_saved_tensors()` (the fixes-crash rerun) runs a TorchDispatchMode whose
+    `__torch_dispatch__` torch wraps in a lazy `_disable_dynamo`: its first call imports
+    torch._dynamo, 2-4 s, more than the rest of the start-up. The verifier never compiles, so
+    the mode's handler is marked as already disabled (only when dynamo is not loaded yet)."""
+    if "torch._dynamo" in sys.modules:
+        return
+    try:
+        import torch.autograd.graph as graph
+
+        handler = graph._CloneArgBeforeMutateMode.__dict__["__torch_dispatch__"]
+        raw = getattr(handler, "__wrapped__", None)
+        if raw is not None and getattr(raw, "__dynamo_disable", None) is None:
+            raw.__dynamo_disable = raw
+    except Exception:  # noqa: BLE001 - another torch version: the import just happens
+        pass
 
 
 def warm_up(run) -> None:
@@ -233,19 +294,25 @@ def main() -> int:
     def send(obj: dict) -> None:
         proto.write((json.dumps(obj) + "\n").encode())
 
+    CONFIG.update(sandbox.config())
+    if "" in sys.path:
+        sys.path.remove("")  # the scratch folder we were started in
+    network = "not blocked (allowed by the caller)" if CONFIG.get("network") else sandbox.isolate_network()
     try:
         import torch
 
         torch.set_num_threads(1)
+        avoid_dynamo_import()
         from gradfix.verify.checks import run_request
 
-        run = run_request
+        run = sandbox.contained(run_request, CONFIG)
         hello = {"torch": torch.__version__}
     except ImportError as e:
-        run = None
+        run = run_request = None
         hello = {"torch": None, "error": str(e)}
-    if run is not None and os.environ.get("GRADFIX_VERIFY_NO_WARMUP") != "1":
-        warm_up(run)
+    hello.update({"python": sys.executable, "version": sys.version.split()[0], "network": network})
+    if run_request is not None and os.environ.get("GRADFIX_VERIFY_NO_WARMUP") != "1":
+        warm_up(run_request)
     gc.collect()
     if hasattr(gc, "freeze"):
         gc.freeze()
@@ -263,7 +330,8 @@ def main() -> int:
             continue
         t0 = time.perf_counter()
         if run is None:
-            res = {"verdict": "untestable", "detail": NO_TORCH, "unit": None}
+            res = {"verdict": "untestable", "detail": NO_TORCH.format(python=sys.executable,
+                                                                      error=hello.get("error")), "unit": None}
         else:
             try:
                 res = run_forked(run, msg.get("req") or {}, float(msg.get("timeout") or 20.0))
