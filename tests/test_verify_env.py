@@ -248,3 +248,23 @@ def test_project_venv_with_a_package_gradfix_lacks_gets_a_verdict(tmp_path):
         res = check(v, path, src, new, tmp_path)
     assert res.verdict == "fixes-crash", res
     assert f"ran with {py} (the project's .venv)" in res.detail
+
+
+# --------------------------------------------------------------------------- fixtures
+
+
+def test_fixture_is_found_in_the_files_folder_and_the_message_says_where(verifier, project):
+    src, new = model()
+    src = src.replace("def __init__(self):", "def __init__(self, width):")
+    new = new.replace("def __init__(self):", "def __init__(self, width):")
+    path = write(project / "exp" / "deep" / "net_args.py", src)
+    res = check(verifier, path, src, new, project)
+    assert res.verdict == "untestable", res
+    assert "gradfix_fixtures.py is looked for in exp/deep/, exp/, the project root" in res.detail
+    write(project / "exp" / "gradfix_fixtures.py", '''
+        import torch
+        def fixture_Net(mod):
+            return mod.Net(width=3), (torch.randn(4, 4),)
+    ''')
+    res = check(verifier, path, src, new, project)
+    assert res.verdict == "fixes-crash", res

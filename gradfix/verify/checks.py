@@ -639,28 +639,35 @@ class Ctx:
                 )
             raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
 
-    def fixtures(self) -> Any:
+    def fixtures(self) -> list:
+        """The fixture files from the checked file's folder up to the project root, nearest first."""
         if not self._fixtures_loaded:
             self._fixtures_loaded = True
-            root = self.req.project_root
-            path = os.path.join(root, FIXTURE_FILE) if root else None
-            if path and os.path.isfile(path):
+            from .sandbox import fixture_dirs
+
+            self._fixtures = []
+            for d in fixture_dirs(self.req.path, self.req.project_root):
+                path = os.path.join(d, FIXTURE_FILE)
+                if not os.path.isfile(path):
+                    continue
                 spec = importlib.util.spec_from_file_location("gradfix_fixtures", path)
                 mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
                 sys.modules["gradfix_fixtures"] = mod
                 try:
                     spec.loader.exec_module(mod)  # type: ignore[union-attr]
                 except BaseException as e:  # noqa: BLE001
-                    raise Untestable(f"{FIXTURE_FILE} could not be loaded: {fmt_exc(e)}")
+                    raise Untestable(f"{path} could not be loaded: {fmt_exc(e)}")
                 finally:
                     sys.modules.pop("gradfix_fixtures", None)
-                self._fixtures = mod
+                self._fixtures.append(mod)
         return self._fixtures
 
     def fixture(self, name: str) -> Callable | None:
-        fx = self.fixtures()
-        f = getattr(fx, f"fixture_{name}", None) if fx is not None else None
-        return f if callable(f) else None
+        for fx in self.fixtures():
+            f = getattr(fx, f"fixture_{name}", None)
+            if callable(f):
+                return f
+        return None
 
     def explain(self, e: BaseException, unit: str) -> str:
         if isinstance(e, NameError):
@@ -1565,8 +1572,9 @@ def _run(req: VerifyRequest) -> Outcome:
         "scale": check_scale,
         "clamp-moved": check_clamp_moved,
         "gains-grad": check_gains_grad,
-        **extra_checks(),
     }
+    if kind not in checks:  # the other kinds' modules load only when needed (libcst costs ~0.5 s cold)
+        checks.update(extra_checks())
     if kind not in checks:
         why = "; ".join(f"{m} cannot be imported in {sys.executable}: {e}" for m, e in UNAVAILABLE.items())
         return Outcome("untestable", f"unknown contract kind {kind!r}" + (f" ({why})" if why else ""), None)

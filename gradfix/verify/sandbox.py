@@ -76,6 +76,36 @@ def import_paths(path: str | None, project_root: str | None, roots: list[str]) -
     return out
 
 
+def fixture_dirs(path: str | None, project_root: str | None) -> list[str]:
+    """Where gradfix_fixtures.py is looked for: the file's folder and each one above it, up to the
+    project root (only the root when the file lies outside it)."""
+    root = os.path.abspath(project_root) if project_root else None
+    if not path or path.startswith("<"):
+        return [root] if root else []
+    d = os.path.dirname(os.path.abspath(path))
+    if root is None:
+        return [d]
+    if os.path.commonpath([d, root]) != root:
+        return [root]
+    out = [d]
+    while d != root:
+        d = os.path.dirname(d)
+        out.append(d)
+    return out
+
+
+def explain_fixture_places(result: dict, path: str | None, project_root: str | None) -> dict:
+    """Say where fixtures were looked for when the verdict asks for one."""
+    detail = result.get("detail") or ""
+    if result.get("verdict") != "untestable" or "gradfix_fixtures.py" not in detail:
+        return result
+    root = os.path.abspath(project_root) if project_root else None
+    shown = [(os.path.relpath(d, root) if root else d) for d in fixture_dirs(path, project_root)]
+    shown = ["the project root" if s == "." else s + "/" for s in shown]
+    return {**result, "detail": f"{detail.rstrip('.')} (gradfix_fixtures.py is looked for in {', '.join(shown)}; "
+                                f"the nearest that defines the fixture wins)"}
+
+
 # --------------------------------------------------------------------------- stubs
 
 
@@ -245,7 +275,8 @@ def explain_stubs(result: dict, interpreter: str) -> dict:
         pkgs = sorted({t.split(" ")[0] for t in TOUCHED})
         return {**result, "verdict": "untestable", "detail": (
             f"the unit uses {', '.join(TOUCHED)}, which is not installed in {interpreter}; install "
-            f"{' and '.join(pkgs)} there, or point --python at the project's environment")}
+            f"{' and '.join(pkgs)} there, or point --python at the project's environment (or, for a module of "
+            f"the project, add its folder with --root)")}
     if STUBBED:
         detail = result.get("detail") or ""
         detail = detail.rstrip()
@@ -409,6 +440,7 @@ def contained(run, cfg: dict):
             result = {"verdict": "untestable", "detail": f"the check was aborted: user code raised "
                       f"{type(e).__name__}: {e}"[:300], "unit": None}
         result = classify_limit(result, cfg)
+        result = explain_fixture_places(result, data.get("path"), data.get("project_root"))
         result = explain_stubs(result, sys.executable)
         return result
 

@@ -258,8 +258,10 @@ def avoid_dynamo_import() -> None:
         pass
 
 
-def warm_up(run) -> None:
-    """Run representative checks in this process so that forked children inherit warm state."""
+def warm_up_steps(run):
+    """Representative checks run in this process so that forked children inherit warm state, one
+    per step: the first (a module check, the path most verdicts take) runs before the hello; the
+    others when no request is waiting, so that they never delay the first verdict."""
     new = WARMUP_SRC.replace("f = f / (", "f /= (").replace(").sigmoid()", ").sigmoid() * 1.0")
     cases = [
         {"kind": "equal"},
@@ -278,6 +280,25 @@ def warm_up(run) -> None:
                 run({"path": "<warmup>", "original": a, "rewritten": b, "rule": "", "line": 1, "contract": contract})
             except Exception:
                 pass
+            yield
+    try:
+        from gradfix.verify.checks import extra_checks
+
+        extra_checks()  # the other contract kinds' modules (libcst for the loop checks)
+    except Exception:  # noqa: BLE001
+        pass
+    yield
+
+
+def warm_up(run) -> None:
+    for _ in warm_up_steps(run):
+        pass
+
+
+def _freeze() -> None:
+    gc.collect()
+    if hasattr(gc, "freeze"):
+        gc.freeze()
 
 
 def main() -> int:
@@ -311,15 +332,19 @@ def main() -> int:
         run = run_request = None
         hello = {"torch": None, "error": str(e)}
     hello.update({"python": sys.executable, "version": sys.version.split()[0], "network": network})
+    steps = None
     if run_request is not None and os.environ.get("GRADFIX_VERIFY_NO_WARMUP") != "1":
-        warm_up(run_request)
-    gc.collect()
-    if hasattr(gc, "freeze"):
-        gc.freeze()
+        steps = warm_up_steps(run_request)
+        next(steps, None)
+    _freeze()
     send({"hello": hello})
 
     stdin = sys.stdin.buffer
     while True:
+        while steps is not None and not select.select([stdin], [], [], 0)[0]:
+            if next(steps, StopIteration) is StopIteration:
+                steps = None
+            _freeze()
         line = stdin.readline()
         if not line:
             reap(block=True)
