@@ -268,3 +268,28 @@ def test_fixture_is_found_in_the_files_folder_and_the_message_says_where(verifie
     ''')
     res = check(verifier, path, src, new, project)
     assert res.verdict == "fixes-crash", res
+
+
+# --------------------------------------------------------------------------- options
+
+
+def test_bad_interpreter_and_config_are_usage_errors(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from gradfix.cli.main import main
+    from gradfix.config import load_config
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "m.py", "import torch\nx = torch.zeros(3).data\n")
+    r = CliRunner().invoke(main, ["check", "--verify", "--python", str(tmp_path / "nope"), "m.py"])
+    assert r.exit_code == 2 and "--python" in r.output and "not an executable python interpreter" in r.output
+    r = CliRunner().invoke(main, ["apply", "--diff", "--root", "missing_dir", "m.py"])
+    assert r.exit_code == 2 and "'missing_dir' is not a folder" in r.output
+    write(tmp_path / "pyproject.toml", '[tool.gradfix]\npython = "envs/p/bin/python"\nroot = "libs"\n'
+                                       'memory-limit = 512\ncpu-limit = 2.5\n')
+    c = load_config(str(tmp_path))
+    assert (c.python, c.import_roots, c.memory_limit_mb, c.cpu_limit_s) == (
+        str(tmp_path / "envs/p/bin/python"), [str(tmp_path / "libs")], 512, 2.5)
+    write(tmp_path / "pyproject.toml", "[tool.gradfix]\nmemory-limit = -1\n")
+    r = CliRunner().invoke(main, ["check", "m.py"])
+    assert r.exit_code == 2 and "memory-limit must be a positive number" in r.output

@@ -626,7 +626,8 @@ class Ctx:
             which = "original" if tag == "old" else "rewritten"
             hint = ""
             if isinstance(e, ImportError) and "relative import" in str(e):
-                hint = "; relative imports need the file's package: pass the project root so that it can be imported"
+                hint = ("; relative imports need the file's package: an __init__.py in its folder (and in each package "
+                        "folder above it), or the project root above it")
             if is_gpu_error(e):
                 raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
             if not hint and isinstance(e, ImportError):

@@ -363,6 +363,15 @@ def classify_limit(result: dict, cfg: dict) -> dict:
     return result
 
 
+def classify_file_limit(result: dict, cfg: dict) -> dict:
+    """Python ignores SIGXFSZ: a write past the file-size limit fails with EFBIG instead."""
+    detail = result.get("detail") or ""
+    if cfg.get("file_mb") and "File too large" in detail and result.get("verdict") in ("untestable", "failed"):
+        return {**result, "verdict": "untestable", "detail": (
+            f"the check hit the file-size limit ({cfg['file_mb']} MB per file written): {detail}")}
+    return result
+
+
 def _first_alloc(detail: str) -> str:
     for s in ALLOC_SIGNS:
         i = detail.find(s)
@@ -433,13 +442,14 @@ def contained(run, cfg: dict):
                 data[key] = os.path.normpath(os.path.join(cwd, p))
         paths = import_paths(data.get("path"), data.get("project_root"), list(cfg.get("roots") or []))
         sys.path[:0] = [p for p in paths if p not in sys.path]
-        install_import_hooks(paths, [data.get("original") or "", data.get("rewritten") or ""])
+        # only the original's imports may be stubbed: a rewrite that adds an import of a missing package is broken
+        install_import_hooks(paths, [data.get("original") or ""])
         try:
             result = run(data)
         except BaseException as e:  # noqa: BLE001 - SystemExit from user code included
             result = {"verdict": "untestable", "detail": f"the check was aborted: user code raised "
                       f"{type(e).__name__}: {e}"[:300], "unit": None}
-        result = classify_limit(result, cfg)
+        result = classify_file_limit(classify_limit(result, cfg), cfg)
         result = explain_fixture_places(result, data.get("path"), data.get("project_root"))
         result = explain_stubs(result, sys.executable)
         return result

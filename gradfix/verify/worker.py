@@ -241,40 +241,87 @@ class _W(nn.Module):
 
 
 def avoid_dynamo_import() -> None:
-    """`allow_mutation_on_saved_tensors()` (the fixes-crash rerun) runs a TorchDispatchMode whose
-    `__torch_dispatch__` torch wraps in a lazy `_disable_dynamo`: its first call imports
-    torch._dynamo, 2-4 s, more than the rest of the start-up. The verifier never compiles, so
-    the mode's handler is marked as already disabled (only when dynamo is not loaded yet)."""
+    """Keep torch._dynamo (2-4 s to import, more than the rest of the start-up) out of the worker.
+
+    torch wraps some functions in a lazy `_disable_dynamo` (every TorchDispatchMode's handler,
+    hence `allow_mutation_on_saved_tensors()`, the fixes-crash rerun; `Optimizer.zero_grad`,
+    `add_param_group`, `state_dict`; `mse_loss`, `l1_loss`; `checkpoint`) whose first call
+    imports torch._dynamo only to mark the function "not to be traced". Until dynamo is loaded
+    nothing is traced, so each such function gets a stand-in that calls it directly while
+    torch._dynamo is absent and torch's own disabled version once something has imported it
+    (user code calling torch.compile): the behaviour is torch's, without the import."""
     if "torch._dynamo" in sys.modules:
         return
     try:
-        import torch.autograd.graph as graph
+        import types
 
-        handler = graph._CloneArgBeforeMutateMode.__dict__["__torch_dispatch__"]
-        raw = getattr(handler, "__wrapped__", None)
-        if raw is not None and getattr(raw, "__dynamo_disable", None) is None:
-            raw.__dynamo_disable = raw
+        import torch._compile as tc
+
+        code = tc._disable_dynamo(lambda: None).__code__
+        if not {"fn", "recursive"} <= set(code.co_freevars):
+            return  # another torch: the import just happens
+        function = types.FunctionType
+        seen: set[int] = set()
+        for name, mod in list(sys.modules.items()):
+            if not name.startswith("torch") or type(mod) is not types.ModuleType:
+                continue
+            for v in list(vars(mod).values()):
+                if type(v) is function:
+                    _lazy_disable(v, code)
+                elif issubclass(type(v), type) and id(v) not in seen:
+                    seen.add(id(v))
+                    for o in list(vars(v).values()):
+                        if type(o) is function:
+                            _lazy_disable(o, code)
     except Exception:  # noqa: BLE001 - another torch version: the import just happens
         pass
 
 
+def _lazy_disable(inner, code) -> None:
+    if inner.__code__ is not code:
+        return
+    cells = dict(zip(code.co_freevars, inner.__closure__ or ()))
+    fn, recursive = cells["fn"].cell_contents, cells["recursive"].cell_contents
+    if getattr(fn, "__dynamo_disable", None) is not None:
+        return
+    real: list = []
+
+    def call(*args, **kwargs):
+        if "torch._dynamo" not in sys.modules:
+            return fn(*args, **kwargs)
+        if not real:
+            import torch._dynamo
+
+            real.append(torch._dynamo.disable(fn, recursive, wrapping=False))
+        return real[0](*args, **kwargs)
+
+    fn.__dynamo_disable = call
+
+
 def warm_up_steps(run):
     """Representative checks run in this process so that forked children inherit warm state, one
-    per step: the first (a module check, the path most verdicts take) runs before the hello; the
-    others when no request is waiting, so that they never delay the first verdict."""
+    per step. The module checks (about 0.4 s once torch._dynamo is kept out) run before the hello;
+    the steps after DEFERRED (a train-step check, which imports torch._dynamo, and libcst for the
+    loop checks: 3-5 s together) run when no request is waiting, so that they do not delay the
+    first verdict."""
     new = WARMUP_SRC.replace("f = f / (", "f /= (").replace(").sigmoid()", ").sigmoid() * 1.0")
     cases = [
         {"kind": "equal"},
         {"kind": "scale", "factor": 2.0, "expr_old": "loss / 2", "expr_new": "loss", "opaque": ["loss"]},
     ]
+    cases.append({"kind": "gains-grad", "setup": "m = _W()", "call": "(m.fc.weight ** 2).sum()", "model": "m"})
     step = "opt.zero_grad()\nloss = __gf_loss(m(__gf_input())) + (m.fc.weight ** 2).sum()\nloss.backward()\nopt.step()\n"
+    # optimizer.step() imports torch._dynamo unconditionally (2-4 s): the train-step checks come after the hello
+    cases.append(DEFERRED)
     cases.append(
         {"kind": "clamp-moved", "setup": "m = _W()\nopt = torch.optim.AdamW(m.parameters(), lr=1e-3)", "step_old": step,
          "step_new": step + "with torch.no_grad():\n    m.fc.weight.clamp_(-1.0, 1.0)\n", "param": "m.fc.weight",
          "bounds": [-1.0, 1.0], "lr_hint": None, "model": "m"}
     )
-    cases.append({"kind": "gains-grad", "setup": "m = _W()", "call": "(m.fc.weight ** 2).sum()", "model": "m"})
     for contract in cases:
+        if contract is DEFERRED:
+            yield DEFERRED
+            continue
         for a, b in ((new, WARMUP_SRC), (WARMUP_SRC, WARMUP_SRC + "\nx = torch.zeros(1, device='cuda')\n")):
             try:
                 run({"path": "<warmup>", "original": a, "rewritten": b, "rule": "", "line": 1, "contract": contract})
@@ -288,6 +335,9 @@ def warm_up_steps(run):
     except Exception:  # noqa: BLE001
         pass
     yield
+
+
+DEFERRED = object()
 
 
 def warm_up(run) -> None:
@@ -335,7 +385,8 @@ def main() -> int:
     steps = None
     if run_request is not None and os.environ.get("GRADFIX_VERIFY_NO_WARMUP") != "1":
         steps = warm_up_steps(run_request)
-        next(steps, None)
+        while next(steps, DEFERRED) is not DEFERRED:
+            pass
     _freeze()
     send({"hello": hello})
 
