@@ -86,7 +86,7 @@ def run_gradfix(jobs: int, n: int) -> dict:
     reqs = cases(n)
     with Verifier(jobs=jobs, timeout_s=30) as v:
         t0 = time.perf_counter()
-        v.start(wait=True)
+        v.start(wait=True, warm=True)  # steady state: the deferred warm-up (torch._dynamo, libcst) is done
         startup = time.perf_counter() - t0
         v.verify_many(reqs[:jobs])  # make sure every worker answered once (not counted)
         pids = [w.proc.pid for w in v._workers]

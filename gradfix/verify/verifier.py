@@ -45,6 +45,7 @@ class _Worker:
         self.buf = b""
         self.ready = False  # hello received
         self.hello: dict = {}
+        self.warm = False  # the deferred warm-up is done
         self.started = time.monotonic()
         self.job: tuple[int, float] | None = None  # (request index, deadline)
 
@@ -202,14 +203,15 @@ class Verifier:
             detail += "."
         return VerifyResult(res.verdict, f"{detail} ({self.describe()})".lstrip(), res.unit)
 
-    def start(self, wait: bool = True) -> None:
-        """Start the workers now (optional: verify_many starts them lazily) and wait until ready."""
+    def start(self, wait: bool = True, warm: bool = False) -> None:
+        """Start the workers now (optional: verify_many starts them lazily) and wait until ready;
+        with warm=True also until each has finished its deferred warm-up (for steady-state timings)."""
         self._ensure_workers(self.jobs)
         if not wait:
             return
         deadline = time.monotonic() + STARTUP_GRACE_S
         for w in list(self._workers):
-            while not w.ready and time.monotonic() < deadline:
+            while (not w.ready or (warm and not w.warm)) and time.monotonic() < deadline:
                 ready, _, _ = select.select([w.fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
                     break
@@ -219,6 +221,7 @@ class Verifier:
                 for m in lines:
                     if "hello" in m:
                         self._hello(w, m)
+                    w.warm = w.warm or "warm" in m
 
     # -- work
     def verify_many(self, requests: list[VerifyRequest]) -> list[VerifyResult]:
@@ -289,6 +292,8 @@ class Verifier:
                     for m in lines:
                         if "hello" in m:
                             self._hello(w, m)
+                        elif "warm" in m:
+                            w.warm = True
                         elif w.job is not None and m.get("id") == w.job[0]:
                             results[w.job[0]] = self._annotate(VerifyResult.from_json(m.get("result") or {}))
                             if isinstance(m.get("ms"), (int, float)):

@@ -3,7 +3,8 @@
 Protocol (JSON lines): the parent writes one request per line on our stdin,
 `{"id": N, "req": {...VerifyRequest...}, "timeout": seconds}`, and we answer one line per
 request, `{"id": N, "result": {...VerifyResult...}, "ms": float}`. The first line we write is
-`{"hello": {...}}` once torch is imported (or found missing).
+`{"hello": {...}}` once torch is imported (or found missing), and `{"warm": true}` once the
+deferred part of the warm-up is done (between requests).
 
 torch is imported once; each request runs in a forked child whose stdin/stdout/stderr point
 at /dev/null, so user code that prints, reads stdin, hangs, crashes or calls os._exit cannot
@@ -395,6 +396,7 @@ def main() -> int:
         while steps is not None and not select.select([stdin], [], [], 0)[0]:
             if next(steps, StopIteration) is StopIteration:
                 steps = None
+                send({"warm": True})
             _freeze()
         line = stdin.readline()
         if not line:
