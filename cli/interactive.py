@@ -146,7 +146,8 @@ class _Session:
         return line.strip().lower()
 
 
-def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: int, timeout: float) -> int:
+def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: int, timeout: float,
+                    make_verifier=None) -> int:
     if not sys.stdin.isatty():
         click.echo("error: -i needs a terminal on standard input; use `gradfix apply --diff` to review changes "
                    "as a patch instead", err=True)
@@ -154,7 +155,9 @@ def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: i
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     session = _Session(policy, color)
     verifier = None
-    if verify:
+    if verify and make_verifier is not None:
+        verifier = make_verifier()  # the project's interpreter, roots and limits (cli/main.py)
+    elif verify:
         from gradfix.verify import Verifier
 
         verifier = Verifier(jobs=jobs, timeout_s=timeout)

@@ -111,12 +111,44 @@ def _cache(config: Config, no_cache: bool):
     return Cache(os.environ.get("GRADFIX_CACHE_DIR") or config.root or os.getcwd())
 
 
-def _verifier(enabled: bool, jobs: int, timeout: float):
+verify_env_options = [
+    click.option("--python", "python", metavar="PATH", default=None,
+                 help="Interpreter (or virtual environment) the verifier runs the code in; default: "
+                      "[tool.gradfix] python, $VIRTUAL_ENV, .venv or venv at the project root, else gradfix's own."),
+    click.option("--root", "roots", metavar="DIR", multiple=True,
+                 help="Extra import root for the project's own modules (repeatable; adds to [tool.gradfix] root)."),
+    click.option("--memory-limit", type=click.IntRange(min=1), default=None, metavar="MB",
+                 help="Memory a verification check may allocate [default: 4096]."),
+    click.option("--cpu-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+                 help="CPU seconds per verification check [default: the --timeout]."),
+]
+
+
+def with_verify_env(fn):
+    for opt in reversed(verify_env_options):
+        fn = opt(fn)
+    return fn
+
+
+def _verifier(enabled: bool, jobs: int, timeout: float, config: Config | None = None, env_opts: dict | None = None):
     if not enabled:
         return None
     from gradfix.verify import Verifier
+    from gradfix.verify.environment import Containment, EnvironmentError_, resolve_python, resolve_roots
 
-    return Verifier(jobs=jobs, timeout_s=timeout)
+    config = config or Config()
+    opts = env_opts or {}
+    project = config.root or os.getcwd()
+    try:
+        python = resolve_python(opts.get("python"), config.python, config.root, project)
+        roots = resolve_roots(tuple(opts.get("roots") or ()), os.getcwd(), "--root")
+        roots += resolve_roots(config.import_roots, config.root, "[tool.gradfix] root")
+    except EnvironmentError_ as exc:
+        raise click.UsageError(str(exc)) from exc
+    memory = opts.get("memory_limit") or config.memory_limit_mb
+    containment = Containment(roots=roots, cpu_s=opts.get("cpu_limit") or config.cpu_limit_s,
+                              **({"memory_mb": memory} if memory else {}))
+    return Verifier(jobs=jobs, timeout_s=timeout, python=python, containment=containment)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,7 +163,9 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout):
+@with_verify_env
+def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout,
+          **env_opts):
     """List hazards (`-` reads standard input). Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore, stdin_filename)
@@ -140,7 +174,7 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     try:
         if verify:
             verdicts = {}
-            verifier = _verifier(True, jobs or 1, timeout)
+            verifier = _verifier(True, jobs or 1, timeout, config, env_opts)
             try:
                 report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier,
                                    stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
@@ -197,8 +231,9 @@ def _reject_all(changes):
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even if nothing remains.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
+@with_verify_env
 def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interactive, no_verify, unsafe_fixes,
-          allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout):
+          allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout, **env_opts):
     """Apply verified rewrites (or print them with --diff); `apply -` prints standard input fixed."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore, stdin_filename)
@@ -210,11 +245,12 @@ def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interacti
             raise click.UsageError("-i cannot review standard input; use `gradfix apply - --diff`")
         from gradfix.cli.interactive import run_interactive
 
+        make = (lambda: _verifier(True, jobs or 1, timeout, config, env_opts)) if not no_verify else None
         sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs or 1,
-                                 timeout=timeout))
+                                 timeout=timeout, make_verifier=make))
     written: list[str] = []
     progress = progress_for("verifying" if not no_verify else "fixing", True)
-    verifier = _verifier(not no_verify, jobs or 1, timeout)
+    verifier = _verifier(not no_verify, jobs or 1, timeout, config, env_opts)
     try:
         report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier,
                            write=not diff, stdin_name=stdin_filename, progress=progress,

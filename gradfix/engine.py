@@ -292,6 +292,10 @@ class Engine:
                 if e.message not in {x.message for x in result.errors}:
                     result.errors.append(e)
             mapping = line_map(source, current) if current is not source else None
+            if verifier is not None and _round == 0 and any(f.fix is not None for f in findings):
+                start = getattr(verifier, "start", None)
+                if start is not None:
+                    start(wait=False)  # workers import torch while the fixes are rendered
             candidates: list[Change] = []
             for f in findings:
                 if f.fix is None:

@@ -89,6 +89,8 @@ def fixture_hint(name: str, what: str = "module") -> str:
 
 def fmt_exc(e: BaseException, limit: int = 160) -> str:
     msg = str(e).strip().splitlines()[0] if str(e).strip() else ""
+    if "can't allocate memory" in msg:  # keep what the limit report looks for (sandbox.classify_limit)
+        msg = msg[msg.index("DefaultCPUAllocator"):] if "DefaultCPUAllocator" in msg else msg
     if len(msg) > limit and ". " in msg[:limit]:
         msg = msg[: msg.index(". ") + 1]
     if len(msg) > limit:
@@ -216,8 +218,13 @@ _ids = itertools.count()
 
 def package_of(path: str, root: str | None) -> str | None:
     """The dotted package of `path` relative to `root` (for relative imports), or None."""
-    if not root or not path or not path.endswith(".py"):
+    if not path or not path.endswith(".py"):
         return None
+    from .sandbox import package_root
+
+    pkg = package_root(path)[1]  # the `__init__.py` chain (src layouts, nested projects)
+    if pkg or not root:
+        return pkg or None
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
     if rel.startswith(".."):
         return None
@@ -619,7 +626,8 @@ class Ctx:
             which = "original" if tag == "old" else "rewritten"
             hint = ""
             if isinstance(e, ImportError) and "relative import" in str(e):
-                hint = "; relative imports need the file's package: pass the project root so that it can be imported"
+                hint = ("; relative imports need the file's package: an __init__.py in its folder (and in each package "
+                        "folder above it), or the project root above it")
             if is_gpu_error(e):
                 raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
             if not hint and isinstance(e, ImportError):
@@ -632,28 +640,35 @@ class Ctx:
                 )
             raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
 
-    def fixtures(self) -> Any:
+    def fixtures(self) -> list:
+        """The fixture files from the checked file's folder up to the project root, nearest first."""
         if not self._fixtures_loaded:
             self._fixtures_loaded = True
-            root = self.req.project_root
-            path = os.path.join(root, FIXTURE_FILE) if root else None
-            if path and os.path.isfile(path):
+            from .sandbox import fixture_dirs
+
+            self._fixtures = []
+            for d in fixture_dirs(self.req.path, self.req.project_root):
+                path = os.path.join(d, FIXTURE_FILE)
+                if not os.path.isfile(path):
+                    continue
                 spec = importlib.util.spec_from_file_location("gradfix_fixtures", path)
                 mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
                 sys.modules["gradfix_fixtures"] = mod
                 try:
                     spec.loader.exec_module(mod)  # type: ignore[union-attr]
                 except BaseException as e:  # noqa: BLE001
-                    raise Untestable(f"{FIXTURE_FILE} could not be loaded: {fmt_exc(e)}")
+                    raise Untestable(f"{path} could not be loaded: {fmt_exc(e)}")
                 finally:
                     sys.modules.pop("gradfix_fixtures", None)
-                self._fixtures = mod
+                self._fixtures.append(mod)
         return self._fixtures
 
     def fixture(self, name: str) -> Callable | None:
-        fx = self.fixtures()
-        f = getattr(fx, f"fixture_{name}", None) if fx is not None else None
-        return f if callable(f) else None
+        for fx in self.fixtures():
+            f = getattr(fx, f"fixture_{name}", None)
+            if callable(f):
+                return f
+        return None
 
     def explain(self, e: BaseException, unit: str) -> str:
         if isinstance(e, NameError):
@@ -1558,10 +1573,12 @@ def _run(req: VerifyRequest) -> Outcome:
         "scale": check_scale,
         "clamp-moved": check_clamp_moved,
         "gains-grad": check_gains_grad,
-        **extra_checks(),
     }
+    if kind not in checks:  # the other kinds' modules load only when needed (libcst costs ~0.5 s cold)
+        checks.update(extra_checks())
     if kind not in checks:
-        return Outcome("untestable", f"unknown contract kind {kind!r}", None)
+        why = "; ".join(f"{m} cannot be imported in {sys.executable}: {e}" for m, e in UNAVAILABLE.items())
+        return Outcome("untestable", f"unknown contract kind {kind!r}" + (f" ({why})" if why else ""), None)
     if analysis.identical and kind == "equal":
         return Outcome("equivalent", "the rewrite does not change the code (only formatting or comments differ)", None)
     with cuda_redirect(redirect_active):
@@ -1575,6 +1592,9 @@ def _run(req: VerifyRequest) -> Outcome:
     return ctx.finish(out)
 
 
+UNAVAILABLE: dict[str, str] = {}  # checks_* modules that could not be imported here, and why
+
+
 @functools.lru_cache(maxsize=1)
 def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
     """Contract kinds defined in other modules of this package: each `gradfix/verify/checks_*.py`
@@ -1586,7 +1606,11 @@ def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
     package = os.path.dirname(__file__)
     for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
         if info.name.startswith("checks_"):
-            module = importlib.import_module(f"gradfix.verify.{info.name}")
+            try:
+                module = importlib.import_module(f"gradfix.verify.{info.name}")
+            except ImportError as e:  # e.g. libcst does not load in the project's interpreter
+                UNAVAILABLE[info.name] = fmt_exc(e)
+                continue
             found.update(getattr(module, "CHECKS", {}))
     return found
 
@@ -1618,7 +1642,7 @@ def run_request(data: dict) -> dict:
     saved_path = list(sys.path)
     try:
         req = VerifyRequest.from_json(data)
-        if req.project_root:
+        if req.project_root and req.project_root not in sys.path:  # the sandbox put the project's roots first
             sys.path.insert(0, req.project_root)
         here = os.path.dirname(os.path.abspath(req.path)) if req.path and not req.path.startswith("<") else ""
         if here and os.path.isdir(here) and here not in sys.path:
