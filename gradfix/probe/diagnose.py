@@ -97,9 +97,12 @@ def diagnose(probe: Probe) -> tuple[list[Finding], list[Layer]]:
                 [pname(p) for p in rec.params], KINDS["nothing-to-train"]))
             continue
         never = [p for p in trainable if not any(rec.grad_hist.get(id(p), []))]
+        never = _drop_lone_zeros(rec, never, names)
         if never and len(never) == len(trainable):
             used = [p for p in never if id(p) in names.owner and id(names.owner[id(p)][1]) in probe.called]
+            zero = all(any(g == 0 for g in rec.grad_hist[id(p)]) for p in never)
             why = ("none of them is used by the forward pass" if not used
+                   else "every gradient is exactly zero on every probed step" if zero
                    else "none of them got a gradient over the probed steps" + _cut_clause(probe, never, names))
             findings.append(Finding(
                 "nothing-to-train", f"{label} has nothing to train: {why} ({_list([pname(p) for p in never])})",
@@ -117,7 +120,52 @@ def diagnose(probe: Probe) -> tuple[list[Finding], list[Layer]]:
     findings += _writes(probe, names)
     findings += _eval_mode(probe, names)
     findings += _schedulers(probe)
+    findings += _constant_outputs(probe, names)
     return findings, layers
+
+
+def _constant_outputs(probe: Probe, names: Names) -> list[Finding]:
+    out = []
+    stepped = {id(p) for r in probe.opts.values() for p in r.params if p.requires_grad}
+    for rid, fps in probe.outputs.items():
+        root = probe.roots[rid]
+        if len(fps) < 3 or len(set(fps)) != 1 or not any(id(p) in stepped for p in root.parameters()):
+            continue
+        shape, total, _, first = fps[0]
+        path, line = _where(probe.root_calls.get(rid))
+        rn = names.root_name(root)
+        value = f"every element {first:g}" if abs(total - first * _numel(shape)) < 1e-9 * max(1.0, abs(total)) \
+            else f"sum {total:g}"
+        out.append(Finding("constant-output",
+                           f"`{rn}` returns the same output on all {len(fps)} probed steps ({'x'.join(map(str, shape))}, "
+                           f"{value}) although the batches and the updates differ: it depends neither on its input "
+                           "nor on its parameters, so the loss cannot go down", path, line,
+                           [n for n in (names.param.get(id(p)) for p in root.parameters()) if n][:8],
+                           KINDS["constant-output"]))
+    return out
+
+
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _drop_lone_zeros(rec, never, names: Names) -> list:
+    """A parameter whose gradient is exactly zero while its module's other parameters learn is structural, not a
+    stop (a WGAN critic's last bias: the real and fake terms cancel); keep zeros only for whole modules."""
+    bad = {id(p) for p in never}
+    keep = []
+    for p in never:
+        if all(g is None for g in rec.grad_hist[id(p)]):
+            keep.append(p)
+            continue
+        owner = names.owner.get(id(p), (None, None))[1]
+        siblings = [q for q in owner.parameters(recurse=False) if q.requires_grad] if owner is not None else [p]
+        if all(id(q) in bad for q in siblings):
+            keep.append(p)
+    return keep
 
 
 def _cut_clause(probe: Probe, ps, names: Names) -> str:
@@ -185,7 +233,10 @@ def _vanishing(probe, rec, trainable, pname, label, path, line) -> list[Finding]
 def _outside(probe: Probe, names: Names) -> list[Finding]:
     if not probe.outside or not probe.opts:
         return []
-    ps = [probe.params[i] for i in probe.outside]
+    held = {id(p) for r in probe.opts.values() for p in r.params}
+    ps = [probe.params[i] for i in probe.outside if i not in held]
+    if not ps:
+        return []
     first = next(iter(probe.opts.values()))
     path, line = _where(first.step_loc)
     plist = [names.of(p, f"param {tuple(p.shape)}") for p in ps]

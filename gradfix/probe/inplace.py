@@ -44,10 +44,19 @@ def inplace_site(ops: list[dict], forward: tuple[str, int]) -> tuple[str, tuple[
     return None
 
 
+_OUT_OF_PLACE = {"__itruediv__": "/", "div_": "/", "__imul__": "*", "mul_": "*", "__iadd__": "+", "add_": "+",
+                 "__isub__": "-", "sub_": "-"}
+
+
 def _op_word(op: str) -> str:
     sym = {"__itruediv__": "/=", "__imul__": "*=", "__iadd__": "+=", "__isub__": "-=", "div_": "/= (div_)",
            "mul_": "*= (mul_)", "add_": "+= (add_)", "sub_": "-= (sub_)", "__setitem__": "item assignment"}
     return f"`{sym.get(op, op)}`"
+
+
+def _fix_hint(op: str) -> str:
+    sym = _OUT_OF_PLACE.get(op)
+    return f"`x = x {sym} ...`" if sym else "an out-of-place op or a `.clone()` first"
 
 
 def inplace_finding(error: dict, replay=None) -> Finding:
@@ -74,7 +83,7 @@ def inplace_finding(error: dict, replay=None) -> Finding:
             same = (path, line) == forward
             msg = (f"backward() fails: {op_txt} at line {forward[1]} saved a tensor for backward that the in-place "
                    f"{_op_word(op)} at line {line}{' (the same line)' if same else ''} then changed; write it "
-                   f"out of place (`x = x / ...`). PyTorch: {first_line}")
+                   f"out of place ({_fix_hint(op)}). PyTorch: {first_line}")
         else:
             path, line = forward
             msg = (f"backward() fails: {op_txt} at line {forward[1]} saved a tensor for backward that an in-place "

@@ -7,6 +7,7 @@ seen by the tracer. Diagnosis of what was recorded lives in diagnose.py.
 
 from __future__ import annotations
 
+import sys
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ import torch
 import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-from gradfix.probe.frames import user_location
+from gradfix.probe.frames import is_user_file, user_location
 from gradfix.probe.tracer import OpTracer
 
 INPLACE_ERROR = "modified by an inplace operation"
@@ -107,13 +108,16 @@ class Probe:
         self.depth = 0
         self.main_globals: dict | None = None
         # per-window state (between two optimizer steps)
-        self._root_modes: dict[int, bool] = {}  # root id -> trained in train mode on every call since the last step
+        self._root_modes: dict[int, bool] = {}  # root id -> train mode at its last grad-enabled call before a step
         self._fwd_fp: dict[int, tuple[int, float]] = {}  # id(param) -> (storage ptr, norm) after its root's forward
         self._mode_locs: dict[int, tuple[str, int]] = {}
         self._root_params: dict[int, list] = {}
         # results
         self.writes: list[dict] = []  # parameters written between their forward use and the step
         self.eval_roots: dict[int, dict] = {}
+        self.root_calls: dict[int, tuple[str, int] | None] = {}  # where each model is first called
+        self.outputs: dict[int, list] = {}  # root id -> fingerprint of its first training output per step
+        self._out_seen: set[int] = set()
         self.outside: dict[int, float] = {}  # id(param) -> grad norm, params with grads in no optimizer
         self.scale: dict | None = None  # smallest constant factor found on the loss chain
         self.cut: dict | None = None
@@ -125,6 +129,8 @@ class Probe:
         self.last_tracer: OpTracer | None = None
         self._want_lines = False
         self._want_cuts: set[int] = set()  # ids of params with no gradient so far
+        self._watch: set[int] = set()  # ids of params written outside the optimizer whose writing line is wanted
+        self._line_watch = None
         self._loader_epoch = None
         self._loader_len: dict = {}
         self._handles: list = []
@@ -213,9 +219,20 @@ class Probe:
         self._patches.append((owner, name, owner.__dict__[name]))
         setattr(owner, name, value)
 
+    def _end_line_watch(self) -> None:
+        watch, self._line_watch = self._line_watch, None
+        watch.close()
+        self._watch = set()
+        if watch.found is not None:
+            for w in self.writes:
+                if w["param"] in watch.ids and w["write_loc"] is None:
+                    w["write_loc"] = watch.found
+
     def stop(self) -> None:
         if not self._active:
             return
+        if self._line_watch is not None:
+            self._end_line_watch()
         self._active = False
         self.last_tracer = self._disarm()
         for h in self._handles:
@@ -270,14 +287,17 @@ class Probe:
     def pending(self) -> bool:
         """A localisation is still wanted (so the run gets one more step before it stops)."""
         return (self._want_lines and (self.scale is None or self.scale.get("loc") is None)) or bool(
-            self._want_cuts and self.cut is None)
+            self._want_cuts and self.cut is None) or bool(self._watch)
 
     # -- module calls ------------------------------------------------------------------------------------------
     def _fwd_pre(self, module, args):
         self.called[id(module)] = module
         if self.depth == 0:
             self.roots.setdefault(id(module), module)
-            self._root_modes[id(module)] = self._root_modes.get(id(module), True) and module.training
+            if torch.is_grad_enabled():  # the training forward, not a no_grad validation pass
+                self._root_modes[id(module)] = module.training
+                if id(module) not in self.root_calls:
+                    self.root_calls[id(module)] = user_location()
             if self.main_globals is None:
                 import sys
 
@@ -298,6 +318,18 @@ class Probe:
                             self.no_grad_calls.setdefault(id(p), loc)
                 else:
                     tracer.taint_outputs(output)
+        if self.depth == 0 and self._watch and self._line_watch is None:
+            self._line_watch = LineWatch([self.params[i] for i in self._watch])
+        if self.depth == 0 and id(module) not in self._out_seen and torch.is_grad_enabled():
+            self._out_seen.add(id(module))
+            out = output if isinstance(output, torch.Tensor) else next(
+                (t for t in (output.values() if isinstance(output, dict) else output if isinstance(
+                    output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)), None)
+            if out is not None and out.is_floating_point() and out.numel():
+                with quiet():
+                    o = out.detach().double()
+                    self.outputs.setdefault(id(module), []).append(
+                        (tuple(out.shape), float(o.sum()), float(o.norm()), float(o.flatten()[0])))
         if self.depth == 0:
             plist = self._root_params.get(id(module))
             if plist is None:
@@ -341,6 +373,8 @@ class Probe:
         tracer = self._disarm()
         if tracer is not None:
             self._harvest(tracer)
+        if self._line_watch is not None:
+            self._end_line_watch()
         rec = self._record(opt)
         rec.step_loc = user_location() or rec.step_loc
         with quiet():
@@ -385,8 +419,11 @@ class Probe:
             if now_ptr != ptr or n != before:
                 self.writes.append({"param": id(p), "step": rec.steps, "opt": rec.index,
                                     "storage": now_ptr != ptr, "before": before, "after": n,
-                                    "loc": rec.step_loc})
+                                    "loc": rec.step_loc, "write_loc": None})
                 self._fwd_fp.pop(id(p))
+                if not any(w["write_loc"] for w in self.writes if w["param"] == id(p)) and len(
+                        [w for w in self.writes if w["param"] == id(p)]) == 1:
+                    self._watch.add(id(p))
 
     def _check_modes(self, rec: OptRecord) -> None:
         mine = {id(p) for p in rec.params if rec.grad_hist[id(p)][-1]}
@@ -418,6 +455,7 @@ class Probe:
         self.total_steps += 1
         self._root_modes.clear()
         self._fwd_fp.clear()
+        self._out_seen.clear()
         with quiet():
             if rec.kind == "adam":
                 self._check_adam(rec)
@@ -506,6 +544,56 @@ class Probe:
             self._want_lines = False
         if tracer.want_taint:
             self._want_cuts = set()
+
+
+class LineWatch:
+    """Line tracing in the script's frames, from a root module's forward until the next step, to find which line
+    writes the watched parameters (they were written there in the previous step). Skipped when a tracer such as
+    coverage or a debugger is already installed."""
+
+    def __init__(self, params):
+        self.ids = {id(p) for p in params}
+        self.params = params
+        with quiet():
+            self.state = [(p.untyped_storage().data_ptr(), n) for p, n in zip(params, norms(params))]
+        self.found: tuple[str, int] | None = None
+        self.prev: tuple[str, int] | None = None
+        self.active = sys.gettrace() is None
+        self.frames = []
+        if self.active:
+            sys.settrace(self._global)
+            f = sys._getframe(1)
+            while f is not None:
+                if is_user_file(f.f_code.co_filename):
+                    f.f_trace, f.f_trace_lines = self._local, True
+                    self.frames.append(f)
+                f = f.f_back
+
+    def _changed(self) -> bool:
+        with quiet():
+            now = [(p.untyped_storage().data_ptr(), n) for p, n in zip(self.params, norms(self.params))]
+        return now != self.state
+
+    def _global(self, frame, event, arg):
+        return self._local if is_user_file(frame.f_code.co_filename) else None
+
+    def _local(self, frame, event, arg):
+        if self.found is not None or not self.active:
+            return None
+        if event in ("line", "return"):
+            if self.prev is not None and self._changed():
+                self.found = self.prev
+                return None
+            if event == "line":
+                self.prev = (frame.f_code.co_filename, frame.f_lineno)
+        return self._local
+
+    def close(self) -> None:
+        if self.active:
+            sys.settrace(None)
+            for f in self.frames:
+                f.f_trace = None
+            self.active = False
 
 
 def _constant_factor(node, limit: int = 32):

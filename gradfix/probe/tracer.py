@@ -20,7 +20,8 @@ _VALUE_CUTS = {"detach", "detach_", "item", "tolist", "numpy", "cpu_numpy", "__g
 _QUERIES = {"size", "dim", "numel", "__len__", "stride", "is_contiguous", "__repr__", "__format__", "__str__",
             "__hash__", "data_ptr", "element_size", "__bool__", "nelement", "is_floating_point", "is_complex",
             "__iter__", "storage_offset", "untyped_storage", "requires_grad_", "retain_grad", "register_hook",
-            "__reduce_ex__", "__deepcopy__", "__array__", "equal", "allclose", "isfinite", "isnan", "isinf"}
+            "__reduce_ex__", "__deepcopy__", "__array__", "equal", "allclose", "isfinite", "isnan", "isinf",
+            "backward", "register_post_accumulate_grad_hook"}
 _COMPARISONS = {"eq", "ne", "lt", "gt", "le", "ge", "__eq__", "__ne__", "__lt__", "__gt__", "__le__", "__ge__",
                 "argmax", "argmin", "argsort", "topk", "sort", "max", "min", "isclose", "any", "all", "sign"}
 
