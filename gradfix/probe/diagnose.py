@@ -104,9 +104,10 @@ def diagnose(probe: Probe) -> tuple[list[Finding], list[Layer]]:
             why = ("none of them is used by the forward pass" if not used
                    else "every gradient is exactly zero on every probed step" if zero
                    else "none of them got a gradient over the probed steps" + _cut_clause(probe, never, names))
+            rule = KINDS["nothing-to-train"] if not used else None if zero else _cut_rule(probe, never)
             findings.append(Finding(
                 "nothing-to-train", f"{label} has nothing to train: {why} ({_list([pname(p) for p in never])})",
-                path, line, [pname(p) for p in never], KINDS["nothing-to-train"]))
+                path, line, [pname(p) for p in never], rule))
         elif never:
             findings.append(_no_gradient(probe, rec, never, names, pname, label, path, line))
         findings += _vanishing(probe, rec, trainable, pname, label, path, line)
@@ -166,6 +167,12 @@ def _drop_lone_zeros(rec, never, names: Names) -> list:
         if all(id(q) in bad for q in siblings):
             keep.append(p)
     return keep
+
+
+def _cut_rule(probe: Probe, ps) -> str | None:
+    if any(id(p) in probe.no_grad_calls for p in ps):
+        return "GF212"
+    return _CUT_RULES.get(probe.cut["op"]) if probe.cut is not None else None
 
 
 def _cut_clause(probe: Probe, ps, names: Names) -> str:
