@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 import warnings
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -27,16 +26,33 @@ class StopProbe(BaseException):
     in the script does not swallow it."""
 
 
-@contextmanager
-def quiet():
+class _Quiet:
     """The probe's own tensor arithmetic: no graph, no torch-function modes (the tracer, the user's)."""
-    with torch.no_grad(), torch._C.DisableTorchFunction():
-        yield
+
+    __slots__ = ("_grad", "_dtf")
+
+    def __enter__(self):
+        self._grad = torch._C.is_grad_enabled()
+        torch._C._set_grad_enabled(False)
+        self._dtf = torch._C.DisableTorchFunction()
+        self._dtf.__enter__()
+
+    def __exit__(self, *exc):
+        self._dtf.__exit__(*exc)
+        torch._C._set_grad_enabled(self._grad)
+
+
+def quiet() -> _Quiet:
+    return _Quiet()
 
 
 def norms(tensors: list[torch.Tensor]) -> list[float]:
     if not tensors:
         return []
+    t0 = tensors[0]
+    if t0.layout == torch.strided and all(t.device == t0.device and t.dtype == t0.dtype and t.layout == t0.layout
+                                          for t in tensors):
+        return torch.stack(torch._foreach_norm(tensors)).tolist()
     by_dev: dict = {}
     for i, t in enumerate(tensors):
         by_dev.setdefault((t.device, t.dtype, t.layout), []).append(i)
@@ -112,11 +128,12 @@ class Probe:
         self._fwd_fp: dict[int, tuple[int, float]] = {}  # id(param) -> (storage ptr, norm) after its root's forward
         self._mode_locs: dict[int, tuple[str, int]] = {}
         self._root_params: dict[int, list] = {}
+        self._mode_dependent: dict[int, bool] = {}
         # results
         self.writes: list[dict] = []  # parameters written between their forward use and the step
         self.eval_roots: dict[int, dict] = {}
         self.root_calls: dict[int, tuple[str, int] | None] = {}  # where each model is first called
-        self.outputs: dict[int, list] = {}  # root id -> fingerprint of its first training output per step
+        self.outputs: dict[int, list] = {}  # root id -> its first training output per step (detached, not copied)
         self._out_seen: set[int] = set()
         self.outside: dict[int, float] = {}  # id(param) -> grad norm, params with grads in no optimizer
         self.scale: dict | None = None  # smallest constant factor found on the loss chain
@@ -326,10 +343,7 @@ class Probe:
                 (t for t in (output.values() if isinstance(output, dict) else output if isinstance(
                     output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)), None)
             if out is not None and out.is_floating_point() and out.numel():
-                with quiet():
-                    o = out.detach().double()
-                    self.outputs.setdefault(id(module), []).append(
-                        (tuple(out.shape), float(o.sum()), float(o.norm()), float(o.flatten()[0])))
+                self.outputs.setdefault(id(module), []).append(out.detach())  # compared at the end, no copy
         if self.depth == 0:
             plist = self._root_params.get(id(module))
             if plist is None:
@@ -379,11 +393,11 @@ class Probe:
         rec.step_loc = user_location() or rec.step_loc
         with quiet():
             self._observe_grads(rec)
-            self._check_writes(rec)
             self._check_modes(rec)
             self._check_outside()
 
     def _observe_grads(self, rec: OptRecord) -> None:
+        """Gradient norms per parameter; the SGD update check; the write check (weights vs their forward)."""
         ps = rec.params
         rec.frozen_all = all(not p.requires_grad for p in ps)
         with_grad = [p for p in ps if p.grad is not None]
@@ -396,13 +410,15 @@ class Probe:
             if not rec.cleared:
                 rec.accumulated_steps.append(rec.steps)
         # the gradient's share of the update, against float32 resolution of the weights
+        dense = [p for p in ps if p.layout == torch.strided]
+        wn = dict(zip(map(id, dense), norms(dense)))
+        self._check_writes(rec, dense, wn)
         if rec.kind == "sgd":
-            nonzero = [p for p in with_grad if gn[id(p)] > 0]
+            nonzero = [p for p in with_grad if gn[id(p)] > 0 and id(p) in wn]
             if nonzero:
-                wn = norms(nonzero)
                 lr_of = {id(p): float(g["lr"]) for g in rec.opt.param_groups for p in g["params"]}
-                ratio = max((lr_of[id(p)] * gn[id(p)] / w) if w > 0 else float("inf") for p, w in zip(nonzero, wn))
-                rec.sgd_ratio.append(ratio)
+                rec.sgd_ratio.append(max((lr_of[id(p)] * gn[id(p)] / wn[id(p)]) if wn[id(p)] > 0 else float("inf")
+                                         for p in nonzero))
         missing = [p for p in ps if p.requires_grad and not gn.get(id(p))]
         if missing and rec.steps == 0:
             self._want_cuts |= set(map(id, missing))
@@ -411,9 +427,11 @@ class Probe:
         else:
             self._want_cuts -= {id(p) for p in ps if gn.get(id(p))}
 
-    def _check_writes(self, rec: OptRecord) -> None:
-        dense = [p for p in rec.params if p.layout == torch.strided and id(p) in self._fwd_fp]
-        for p, n in zip(dense, norms(dense)):
+    def _check_writes(self, rec: OptRecord, dense, wn) -> None:
+        for p in dense:
+            if id(p) not in self._fwd_fp:
+                continue
+            n = wn[id(p)]
             ptr, before = self._fwd_fp[id(p)]
             now_ptr = p.untyped_storage().data_ptr()
             if now_ptr != ptr or n != before:
@@ -431,7 +449,9 @@ class Probe:
             if train_mode or rid in self.eval_roots:
                 continue
             root = self.roots[rid]
-            if not any(isinstance(m, _MODE_DEPENDENT) for m in root.modules()):
+            if rid not in self._mode_dependent:
+                self._mode_dependent[rid] = any(isinstance(m, _MODE_DEPENDENT) for m in root.modules())
+            if not self._mode_dependent[rid]:
                 continue
             trained = [p for p in root.parameters() if id(p) in mine]
             if trained:
@@ -498,17 +518,27 @@ class Probe:
             rec.adam_below_eps.append(below)
 
     def _pick_reps(self, rec: OptRecord) -> None:
-        for rep in rec.reps:
-            if rep.get("handle") is not None:
-                rep["handle"].remove()
-        rec.reps = []
+        """Up to two parameters with a gradient stand for the optimizer in the accumulation check; their hooks
+        stay registered while they keep being chosen."""
+        chosen = []
         for p in rec.params:
             if p.grad is not None and p.requires_grad and p.grad.layout == torch.strided:
-                rep = {"param": p, "grad": id(p.grad), "version": p.grad._version}
-                rep["handle"] = p.register_hook(lambda grad, r=rec: self._rep_seen(r, None))
-                rec.reps.append(rep)
-                if len(rec.reps) == 2:
+                chosen.append(p)
+                if len(chosen) == 2:
                     break
+        old = {id(r["param"]): r for r in rec.reps}
+        keep = {id(p) for p in chosen}
+        for r in rec.reps:
+            if id(r["param"]) not in keep and r.get("handle") is not None:
+                r["handle"].remove()
+        reps = []
+        for p in chosen:
+            r = old.get(id(p))
+            if r is None:
+                r = {"param": p, "handle": p.register_hook(lambda grad, rec=rec: self._rep_seen(rec, None))}
+            r["grad"], r["version"] = id(p.grad), p.grad._version
+            reps.append(r)
+        rec.reps = reps
         rec.cleared = not rec.reps
 
     def _rep_seen(self, rec: OptRecord, _grad) -> None:
