@@ -139,11 +139,11 @@ def _constant_outputs(probe: Probe, names: Names) -> list[Finding]:
             first = float(o.reshape(-1)[0])
             value = f"every element {first:g}" if bool((o == first).all()) else f"mean {float(o.double().mean()):g}"
         shape = tuple(o.shape)
-        fps = outs
         path, line = _where(probe.root_calls.get(rid))
         rn = names.root_name(root)
         out.append(Finding("constant-output",
-                           f"`{rn}` returns the same output on all {len(fps)} probed steps ({'x'.join(map(str, shape))}, "
+                           f"`{rn}` returns the same output on all {len(outs)} probed steps "
+                           f"({'x'.join(map(str, shape))}, "
                            f"{value}) although the batches and the updates differ: it depends neither on its input "
                            "nor on its parameters, so the loss cannot go down", path, line,
                            [n for n in (names.param.get(id(p)) for p in root.parameters()) if n][:8],
@@ -245,8 +245,9 @@ def _outside(probe: Probe, names: Names) -> list[Finding]:
     first = next(iter(probe.opts.values()))
     path, line = _where(first.step_loc)
     plist = [names.of(p, f"param {tuple(p.shape)}") for p in ps]
+    mods = _list(_modules_of(ps, names)) or "the model"
     return [Finding("gradient-outside-optimizer",
-                    f"{len(ps)} parameter{'s' if len(ps) != 1 else ''} of {_list(_modules_of(ps, names)) or 'the model'}"
+                    f"{len(ps)} parameter{'s' if len(ps) != 1 else ''} of {mods}"
                     f" get gradients but no optimizer holds them, so they are never updated", path, line, plist,
                     KINDS["gradient-outside-optimizer"])]
 

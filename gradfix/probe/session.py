@@ -15,7 +15,10 @@ import torch
 import torch.nn as nn
 from torch.optim.optimizer import register_optimizer_step_post_hook, register_optimizer_step_pre_hook
 
-from gradfix.probe.frames import is_user_file, user_location
+from gradfix.probe.frames import user_location
+from gradfix.probe.linewatch import LineWatch
+from gradfix.probe.lossgraph import constant_factor
+from gradfix.probe.numeric import norms, quiet
 from gradfix.probe.tracer import OpTracer
 
 INPLACE_ERROR = "modified by an inplace operation"
@@ -24,48 +27,6 @@ INPLACE_ERROR = "modified by an inplace operation"
 class StopProbe(BaseException):
     """Raised from the optimizer's post-step hook once enough steps ran; BaseException so `except Exception`
     in the script does not swallow it."""
-
-
-class _Quiet:
-    """The probe's own tensor arithmetic: no graph, no torch-function modes (the tracer, the user's)."""
-
-    __slots__ = ("_grad", "_dtf")
-
-    def __enter__(self):
-        self._grad = torch._C.is_grad_enabled()
-        torch._C._set_grad_enabled(False)
-        self._dtf = torch._C.DisableTorchFunction()
-        self._dtf.__enter__()
-
-    def __exit__(self, *exc):
-        self._dtf.__exit__(*exc)
-        torch._C._set_grad_enabled(self._grad)
-
-
-def quiet() -> _Quiet:
-    return _Quiet()
-
-
-def norms(tensors: list[torch.Tensor]) -> list[float]:
-    if not tensors:
-        return []
-    t0 = tensors[0]
-    if t0.layout == torch.strided and all(t.device == t0.device and t.dtype == t0.dtype and t.layout == t0.layout
-                                          for t in tensors):
-        return torch.stack(torch._foreach_norm(tensors)).tolist()
-    by_dev: dict = {}
-    for i, t in enumerate(tensors):
-        by_dev.setdefault((t.device, t.dtype, t.layout), []).append(i)
-    out = [0.0] * len(tensors)
-    for idx in by_dev.values():
-        group = [tensors[i] for i in idx]
-        if group[0].layout != torch.strided:
-            vals = [float(t.coalesce().values().norm()) if t.is_sparse else float(t.norm()) for t in group]
-        else:
-            vals = torch.stack(torch._foreach_norm(group)).float().tolist()
-        for i, v in zip(idx, vals):
-            out[i] = v
-    return out
 
 
 @dataclass
@@ -316,8 +277,6 @@ class Probe:
                 if id(module) not in self.root_calls:
                     self.root_calls[id(module)] = user_location()
             if self.main_globals is None:
-                import sys
-
                 main = sys.modules.get("__main__")
                 self.main_globals = getattr(main, "__dict__", None)
         self.depth += 1
@@ -359,7 +318,7 @@ class Probe:
         if not isinstance(root, torch.Tensor) or root.grad_fn is None:
             return
         with quiet():
-            factor, node = _constant_factor(root.grad_fn)
+            factor, node = constant_factor(root.grad_fn)
         if node is None or abs(factor) > 1e-3:  # factor: the smallest single constant on the chain
             return
         loc = self.tracer.lines.get(id(node)) if self.tracer is not None and self.tracer.want_lines else None
@@ -574,90 +533,3 @@ class Probe:
             self._want_lines = False
         if tracer.want_taint:
             self._want_cuts = set()
-
-
-class LineWatch:
-    """Line tracing in the script's frames, from a root module's forward until the next step, to find which line
-    writes the watched parameters (they were written there in the previous step). Skipped when a tracer such as
-    coverage or a debugger is already installed."""
-
-    def __init__(self, params):
-        self.ids = {id(p) for p in params}
-        self.params = params
-        with quiet():
-            self.state = [(p.untyped_storage().data_ptr(), n) for p, n in zip(params, norms(params))]
-        self.found: tuple[str, int] | None = None
-        self.prev: tuple[str, int] | None = None
-        self.active = sys.gettrace() is None
-        self.frames = []
-        if self.active:
-            sys.settrace(self._global)
-            f = sys._getframe(1)
-            while f is not None:
-                if is_user_file(f.f_code.co_filename):
-                    f.f_trace, f.f_trace_lines = self._local, True
-                    self.frames.append(f)
-                f = f.f_back
-
-    def _changed(self) -> bool:
-        with quiet():
-            now = [(p.untyped_storage().data_ptr(), n) for p, n in zip(self.params, norms(self.params))]
-        return now != self.state
-
-    def _global(self, frame, event, arg):
-        return self._local if is_user_file(frame.f_code.co_filename) else None
-
-    def _local(self, frame, event, arg):
-        if self.found is not None or not self.active:
-            return None
-        if event in ("line", "return"):
-            if self.prev is not None and self._changed():
-                self.found = self.prev
-                return None
-            if event == "line":
-                self.prev = (frame.f_code.co_filename, frame.f_lineno)
-        return self._local
-
-    def close(self) -> None:
-        if self.active:
-            sys.settrace(None)
-            for f in self.frames:
-                f.f_trace = None
-            self.active = False
-
-
-def _constant_factor(node, limit: int = 32):
-    """Walk the loss's autograd chain from the root while it has a single differentiable input, looking at the
-    constant factors met (`loss / 1e9`, `loss * 1e-9`, a GradScaler's scale). Returns (smallest factor, its node)
-    or (1.0, None) when no constant multiplier or divisor below 1 is on the chain."""
-    worst, worst_f = None, 1.0
-    for _ in range(limit):
-        name = node.name()
-        f = None
-        if name in ("MulBackward1", "DivBackward1"):
-            other = getattr(node, "_saved_other", None)
-            if isinstance(other, (int, float)) and other != 0:
-                f = float(other) if name == "MulBackward1" else 1.0 / float(other)
-        elif name in ("MulBackward0", "DivBackward0"):
-            nxt = node.next_functions
-            if len(nxt) == 2 and (nxt[0][0] is None) != (nxt[1][0] is None):
-                const_is_other = nxt[1][0] is None
-                try:
-                    t = node._saved_other if const_is_other else node._saved_self
-                except RuntimeError:
-                    t = None
-                if isinstance(t, torch.Tensor) and t.numel() == 1:
-                    v = float(t)
-                    if v != 0:
-                        f = v if (name == "MulBackward0" or not const_is_other) else 1.0 / v
-                        if name == "DivBackward0" and not const_is_other:
-                            f = None  # c / loss: not a scale
-        if f is not None:
-            if abs(f) < abs(worst_f):
-                worst, worst_f = node, f
-        live = [n for n, _ in node.next_functions if n is not None]
-        if len(live) != 1:
-            break
-        node = live[0]
-    return (worst_f, worst) if worst is not None else (1.0, None)
-
