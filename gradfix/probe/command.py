@@ -47,7 +47,8 @@ def probe_command(steps, fmt, plot, script, script_args):
     """Run a training script for a few steps and report where learning stops.
 
     Exit 0 nothing found, 1 findings, 2 usage error, 3 the script failed for a reason the probe could not
-    diagnose. Arguments after SCRIPT go to the script (after `--`, all of them do)."""
+    diagnose. Arguments after SCRIPT go to the script, except --steps, --format and --plot; after `--`, all of
+    them do."""
     own, args = _split(script_args)
     if "--steps" in own:
         steps = click.IntRange(min=1).convert(own["--steps"], None, None)
