@@ -338,3 +338,8 @@ def lsp():
     from gradfix.cli.lsp import serve
 
     serve()
+
+
+from gradfix.probe.command import probe_command  # noqa: E402 - torch loads only when `probe` runs
+
+main.add_command(probe_command)
