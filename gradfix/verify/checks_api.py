@@ -27,11 +27,16 @@ import torch
 import torch.nn as nn
 
 from . import source as S
-from .checks import (
-    SEED_BUILD, SEED_RUN, Ctx, Outcome, Untestable, _build, _candidate_inputs, _first_known_leaf,
-    _fresh_inputs, _norm, check_equal, combine, cuda_redirect, fixture_hint, flatten, fmt_exc, infer_input,
-    is_gpu_error, make_leaves, plan_units, plural, projected_loss, rel_diff, required_params, seeded,
+from .runtime import (
+    SEED_BUILD, SEED_RUN, Outcome, Untestable, _norm, cuda_redirect, flatten, fmt_exc, is_gpu_error, plural,
+    projected_loss, rel_diff, seeded,
 )
+from .context import Ctx, fixture_hint
+from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, required_params
+from .checks import check_equal
+from .inputs import make_leaves
+from .module_check import _build
+from .units import combine, plan_units
 
 TOL_F32 = 1e-6
 
@@ -845,7 +850,7 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
                        f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
                                                             ctx.analysis.changed_functions else recv, "function"), unit)
-    from .checks import _setup_namespace
+    from .checks_step import _setup_namespace
 
     try:
         with _quiet():

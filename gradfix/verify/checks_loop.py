@@ -39,7 +39,8 @@ import libcst as cst
 from gradfix.analysis import FileIndex
 from gradfix.analysis import expressions, iteration as IT, loopspec
 
-from .checks import Ctx, Outcome, Untestable, fmt_exc, rel_diff, seeded
+from .context import Ctx
+from .runtime import Outcome, Untestable, fmt_exc, rel_diff, seeded
 
 EPOCHS, BATCHES = 2, 3
 TOL = 1e-9
