@@ -104,7 +104,8 @@ def main() -> None:
 @click.option("--verify", is_flag=True, help="Also run the verifier on each fix and show its verdict (writes nothing).")
 @click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, verify, jobs, timeout):
+@click.option("--unsafe-fixes", is_flag=True, help="With --verify, count `changes-behaviour` fixes as applicable.")
+def check(paths, select, ignore, fmt, verify, jobs, timeout, unsafe_fixes):
     """List hazards. Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore)
@@ -131,6 +132,7 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
                 if verify and f.fixable:
                     v = verdicts.get((lint.path, f.span.line, f.rule))
                     item["verdict"], item["detail"] = v if v else (None, "")
+                    item["applies"] = bool(v) and _applies(v[0], unsafe_fixes)
                 out["findings"].append(item)
         click.echo(json.dumps(out, indent=2))
     else:
@@ -144,6 +146,8 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
                     v = verdicts.get((lint.path, f.span.line, f.rule))
                     if v:
                         line += f"\n    verification: {v[0]}" + (f": {v[1]}" if v[1] else "")
+                        if v[0] == "changes-behaviour" and not unsafe_fixes:
+                            line += "\n    (applied only with --unsafe-fixes: no hazard was shown)"
                 click.echo(line)
         _print_errors(report)
         if total:
@@ -152,6 +156,12 @@ def check(paths, select, ignore, fmt, verify, jobs, timeout):
         elif not report.errors:
             click.echo(f"All checks passed ({report.files} file{'s' if report.files != 1 else ''}).")
     sys.exit(_exit(report, total > 0))
+
+
+def _applies(verdict: str, unsafe_fixes: bool) -> bool:
+    from gradfix.engine import APPLIED_VERDICTS
+
+    return verdict in {v.value for v in APPLIED_VERDICTS} or (unsafe_fixes and verdict == "changes-behaviour")
 
 
 def _reject_all(changes):
@@ -167,7 +177,8 @@ def _reject_all(changes):
 @click.option("--diff", is_flag=True, help="Write nothing; print the verified rewrites as a unified diff.")
 @click.option("-i", "--interactive", is_flag=True, help="Accept or reject each change.")
 @click.option("--no-verify", is_flag=True, help="Skip verification: apply safe fixes only (plus unsafe with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="With --no-verify, also apply fixes marked unsafe.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply `changes-behaviour` fixes (verified, but no hazard "
+              "shown); with --no-verify, also apply fixes marked unsafe.")
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
 @click.option("--jobs", "-j", default=1, show_default=True, help="Verifier worker processes.")
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")

@@ -23,6 +23,7 @@ Outline (see /work/shared/design/verification.md for the measured facts behind i
 from __future__ import annotations
 
 import ast
+import contextlib
 import os
 import sys
 from typing import Callable
@@ -34,9 +35,12 @@ from dataclasses import replace
 from . import source as S
 from .api import VerifyRequest
 from .runtime import FailedCheck, Outcome, Untestable, _sentence, cuda_redirect, fmt_exc
-from .context import Ctx
+from .context import Ctx, fixture_hint
+from .coverage import LineCoverage, changed_statements, run_by_snippet
 from .units import combine, plan_units
-from .module_check import module_check
+from .hazards import FD_TOL, fd_discrepancy
+from .inputs import infer_input, make_leaves
+from .module_check import _build, module_check
 
 
 # --------------------------------------------------------------------------- contracts
@@ -84,13 +88,16 @@ def _run(req: VerifyRequest) -> Outcome:
         return check_reference(req)
     checks: dict[str, Callable[[Ctx], Outcome]] = {
         "equal": check_equal,
+        "fd-probe": check_fd_probe,
         **extra_checks(),
     }
     if kind not in checks:
         return Outcome("untestable", f"unknown contract kind {kind!r}", None)
     if analysis.identical and kind == "equal":
         return Outcome("equivalent", "the rewrite does not change the code (only formatting or comments differ)", None)
-    with cuda_redirect(redirect_active):
+    ctx.required = _required_statements(req, old_tree, new_tree, kind, snippets)
+    ctx.coverage = LineCoverage(req.path or "<gradfix>") if ctx.required else None
+    with cuda_redirect(redirect_active), (ctx.coverage or contextlib.nullcontext()):
         default_unit = ", ".join(analysis.changed_classes + analysis.changed_functions) or None
         try:
             out = checks[kind](ctx)
@@ -98,7 +105,43 @@ def _run(req: VerifyRequest) -> Outcome:
             out = Outcome("untestable", str(u), default_unit)
         except FailedCheck as f:
             out = Outcome("failed", str(f), default_unit)
-    return ctx.finish(out)
+    return ctx.finish(_require_coverage(ctx, out))
+
+
+# Contracts that run the changed code from the contract itself (the loop's operations rendered on a
+# synthetic model, an expression evaluated in isolation): their coverage holds by construction.
+DIRECT_KINDS = {"train-loop", "same-object", "leaf-tensor"}
+
+
+def _required_statements(req: VerifyRequest, old_tree: ast.Module, new_tree: ast.Module, kind: str,
+                         snippets: list[str]) -> dict:
+    if kind in DIRECT_KINDS:
+        return {}
+    old, new = changed_statements(req.original, req.rewritten, old_tree, new_tree)
+    required = {"old": [s for s in old if not run_by_snippet(s, snippets)],
+                "new": [s for s in new if not run_by_snippet(s, snippets)]}
+    return required if required["old"] or required["new"] else {}
+
+
+def _require_coverage(ctx: Ctx, out: Outcome) -> Outcome:
+    """No verdict but `untestable` unless every changed statement ran in its version."""
+    if out.verdict in ("untestable", "failed") or out.direct:
+        return out
+    missing = ctx.uncovered()
+    if not missing:
+        return out
+    tag, stmt = missing[0]
+    which = "original" if tag == "old" else "rewrite"
+    more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+    unit = out.unit or "the unit"
+    return Outcome(
+        "untestable",
+        f"the changed line did not run on the inputs tried (define a fixture that reaches it): line {stmt.first} of "
+        f"the {which}, `{stmt.text[:80]}`{more}, never ran (batch sizes 4, 128 and 1, eval and train mode); "
+        f"without it running, the two versions compute the same thing here by construction. "
+        + fixture_hint(unit.split(",")[0].strip() if out.unit else "Unit"),
+        out.unit,
+    )
 
 
 @functools.lru_cache(maxsize=1)
@@ -117,6 +160,33 @@ def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
     return found
 
 
+def check_fd_probe(ctx: Ctx) -> Outcome:
+    """Internal (`reference`): does autograd disagree with finite differences in the original but
+    not in the rewrite? That is the mark of a write autograd cannot see."""
+    units, _ = plan_units(ctx)
+    for name in units:
+        try:
+            built = {tag: _build(ctx, name, ctx.module(tag)) for tag in ("old", "new")}
+            (old, old_in), (new, _) = built["old"], built["new"]
+            if isinstance(old, torch.nn.Module):
+                old.to(ctx.dtype)
+                new.to(ctx.dtype)
+            inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype, ctx.explain)
+        except Exception as e:  # noqa: BLE001
+            return Outcome("changes-behaviour", f"finite differences could not be run on {name} ({fmt_exc(e)})", name)
+        leaves = make_leaves(inputs, ctx.dtype)
+        d_old, d_new = fd_discrepancy(old, leaves), fd_discrepancy(new, leaves)
+        if d_old is None or d_new is None:
+            continue
+        if d_old > FD_TOL and d_new <= FD_TOL:
+            return Outcome("fixes-hazard", f"In the original, autograd's gradient disagrees with finite differences "
+                           f"of the same forward (relative {d_old:.1e} along a random direction, fp64, eval mode): a "
+                           f"write autograd cannot see; in the rewrite they agree ({d_new:.1e}).", name)
+        return Outcome("changes-behaviour", f"autograd and finite differences agree in the original ({d_old:.1e}) "
+                       f"as in the rewrite ({d_new:.1e}).", name)
+    return Outcome("changes-behaviour", "finite differences could not be measured on the unit.", None)
+
+
 def check_reference(req: VerifyRequest) -> Outcome:
     """`reference`: the rewrite must equal a third version the rule supplies (the original without
     the hazard, e.g. without the in-place op on a logging alias). Equal to the original as well:
@@ -133,7 +203,11 @@ def check_reference(req: VerifyRequest) -> Outcome:
     if vs_ref.verdict in ("equivalent", "fixes-crash"):
         detail = (f"differs from the original, and equals the original without {why}: "
                   + _sentence(vs_ref.detail).rstrip(".") + f" (original vs rewrite: {plain.detail.rstrip('.')})")
-        return Outcome("expected-change", detail, vs_ref.unit or plain.unit)
+        probe = _run(replace(req, contract={"kind": "fd-probe"}))
+        if probe.verdict == "fixes-hazard":
+            return Outcome("fixes-hazard", _sentence(detail) + " " + probe.detail, vs_ref.unit or plain.unit)
+        return Outcome("changes-behaviour", _sentence(detail) + " No hazard shown: " + probe.detail,
+                       vs_ref.unit or plain.unit)
     if vs_ref.verdict == "untestable":
         return vs_ref
     return Outcome("failed", f"differs from the original without {why}: {vs_ref.detail}", vs_ref.unit or plain.unit)

@@ -11,7 +11,7 @@ import torch.nn as nn
 
 from .runtime import (
     SEED_BUILD, SEED_INPUT, SEED_RUN, Outcome, Untestable, _norm, flatten, fmt_exc, is_gpu_error, is_version_error,
-    projected_loss, rel_diff, seeded,
+    plural, projected_loss, rel_diff, seeded,
 )
 from .context import Ctx
 from .inputs import infer_input
@@ -265,14 +265,26 @@ def _judge_clamp(ctx: Ctx, c: dict, results: dict, lr_used: float, lo: float, hi
                 unit,
             )
     bind_txt = f"the clamp first binds at step {bound_at}" if bound_at else "the clamp never binds"
-    return Outcome(
-        "expected-change",
-        f"{k} train steps checked from 2 starts: with the weights as built, grads and params equal for {equal_steps} "
-        f"step(s) ({bind_txt}; largest norm-relative difference {max_a:.1e}); with {param_expr} scaled to |max| "
-        f"{2 * bound:g}, the rewrite stays within [{lo:g}, {hi:g}] and deviates from the original by at most "
-        f"{max_b:.1e} ({max_b_name}; lr {lr_used:g} per step)",
-        unit,
-    )
+    shown = (f"{k} train steps checked from 2 starts: with the weights as built, grads and params equal for "
+             f"{equal_steps} step(s) ({bind_txt}; largest norm-relative difference {max_a:.1e}); with {param_expr} "
+             f"scaled to |max| {2 * bound:g}, the rewrite stays within [{lo:g}, {hi:g}] and deviates from the original "
+             f"by at most {max_b:.1e} ({max_b_name}; lr {lr_used:g} per step)")
+    # The hazard, measured: the original's clamp runs inside the loss, before the optimizer's update,
+    # so the parameter it declares bounded leaves the bounds after the step
+    outside = []
+    for t in range(1, k + 1):
+        p = b["old"][t]["param"]
+        excess = max(float((p - hi).clamp(min=0).max()), float((lo - p).clamp(min=0).max()))
+        if excess > 1e-12:
+            outside.append((t, excess))
+    if outside:
+        t, excess = outside[0]
+        return Outcome("fixes-hazard", f"{shown}; the original leaves {param_expr} outside [{lo:g}, {hi:g}] after "
+                       f"{plural(len(outside), 'step')} of {k} (by {excess:.2e} after step {t}): its clamp, a write in "
+                       f"the loss that autograd does not see, runs before the optimizer's update, which moves the "
+                       f"parameter out again", unit)
+    return Outcome("changes-behaviour", f"{shown}; no hazard shown: the original also keeps {param_expr} within "
+                   f"the bounds after every step", unit)
 
 
 # --- gains-grad ------------------------------------------------------------
@@ -357,10 +369,11 @@ def check_gains_grad(ctx: Ctx) -> Outcome:
     if vo and torch.is_tensor(vo[0]) and vo[0].numel() == 1:
         value = f" ({float(vo[0]):.4g} in both)"
     return Outcome(
-        "expected-change",
-        f"the term now contributes gradient to {', '.join(got[:4])}{' and more' if len(got) > 4 else ''}; its value is "
+        "fixes-hazard",
+        f"the original term gives no gradient to {model_name}'s parameters (None or zero for all of them, the "
+        f"optimizer's parameters get nothing from it); the term now contributes gradient to {', '.join(got[:4])}{' and more' if len(got) > 4 else ''}; its value is "
         f"unchanged{value}",
-        unit,
+        unit, direct=bool(c.get("call_old")),
     )
 
 

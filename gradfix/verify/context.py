@@ -37,6 +37,14 @@ class Ctx:
     _mods: dict = field(default_factory=dict)
     _fixtures: Any = None
     _fixtures_loaded: bool = False
+    coverage: Any = None  # coverage.LineCoverage while the check runs
+    required: dict = field(default_factory=dict)  # tag -> changed statements that must run
+
+    def uncovered(self) -> list:
+        """(tag, statement) of each changed statement that has not run yet."""
+        if self.coverage is None or not self.required:
+            return []
+        return self.coverage.missing(self.required)
 
     def module(self, tag: str) -> types.ModuleType:
         if tag not in self._mods:

@@ -29,6 +29,37 @@ def _fresh_inputs(leaves: list) -> list:
     return [x.clone() if torch.is_tensor(x) else copy.deepcopy(x) for x in leaves]
 
 
+# Batch sizes tried after the first when a changed line did not run (`if x.shape[0] > 64:`, a
+# single-sample path); eval and train mode are always both run.
+OTHER_BATCHES = (128, 1)
+
+
+def rebatch(inputs: tuple, n: int) -> tuple | None:
+    """`inputs` with the leading (batch) dimension resized to `n`: new seeded values, of the same
+    dtype and value range; None when no input has a batch dimension to resize."""
+    tensors = [x for x in inputs if torch.is_tensor(x) and x.dim() >= 2]
+    if not tensors:
+        return None
+    b = tensors[0].shape[0]
+    if b == n:
+        return None
+    g = torch.Generator().manual_seed(SEED_INPUT + n)
+    out = []
+    for x in inputs:
+        if not (torch.is_tensor(x) and x.dim() >= 1 and x.shape[0] == b and (x.dim() >= 2 or x is not tensors[0])):
+            out.append(x)
+            continue
+        shape = (n, *x.shape[1:])
+        if x.is_floating_point():
+            out.append(torch.randn(shape, generator=g, dtype=x.dtype))
+        elif x.dtype == torch.bool:
+            out.append(torch.rand(shape, generator=g) > 0.5)
+        else:
+            lo, hi = (int(x.min()), int(x.max())) if x.numel() else (0, 1)
+            out.append(torch.randint(lo, hi + 1, shape, generator=g, dtype=x.dtype))
+    return tuple(out)
+
+
 
 # --------------------------------------------------------------------------- input inference
 

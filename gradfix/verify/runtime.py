@@ -53,6 +53,7 @@ class Outcome:
     verdict: str
     detail: str
     unit: str | None = None
+    direct: bool = False  # the change was evaluated from the contract itself (coverage by construction)
 
 
 
