@@ -115,7 +115,7 @@ DIRECT_KINDS = {"train-loop", "same-object", "leaf-tensor"}
 
 def _required_statements(req: VerifyRequest, old_tree: ast.Module, new_tree: ast.Module, kind: str,
                          snippets: list[str]) -> dict:
-    if kind in DIRECT_KINDS:
+    if kind in DIRECT_KINDS or (kind == "forward-call" and not req.contract.get("in_class")):
         return {}
     old, new = changed_statements(req.original, req.rewritten, old_tree, new_tree)
     required = {"old": [s for s in old if not run_by_snippet(s, snippets)],
@@ -198,7 +198,7 @@ def check_reference(req: VerifyRequest) -> Outcome:
     ref_src = contract.get("reference")
     if not ref_src:
         return plain
-    vs_ref = _run(replace(req, original=ref_src, contract={"kind": "equal"}))
+    vs_ref = _run(replace(req, original=ref_src, contract={"kind": "equal", "ignore_attributes": True}))
     why = contract.get("why") or "the hazard"
     if vs_ref.verdict in ("equivalent", "fixes-crash"):
         detail = (f"differs from the original, and equals the original without {why}: "

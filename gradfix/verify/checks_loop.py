@@ -879,6 +879,12 @@ def loop_hazards(sk: dict, t_old: Trace, t_new: Trace, setup: "Setup", sched_spe
         if e["op"] != "grad_op" or e.get("method") not in ("clamp", "clip"):
             continue
         bounds = _bounds(e)
+        if bounds is None and e.get("args") is None:
+            try:  # arguments from the file's constants or the helper's call, as the run used them
+                args, kwargs = setup.op_args(e)
+                bounds = _bounds(dict(e, args=args, kwargs=kwargs))
+            except Untestable:
+                bounds = None
         if bounds is None:
             continue
         lo, hi = bounds

@@ -106,7 +106,8 @@ def expr_scale_check(ctx: Ctx, factor: float) -> Outcome:
             f"gradients x{factor:g} exactly as the removed factor says, checked on the loss expression with {held} "
             f"held as fp64 tensors (largest norm-relative deviation {worst:.1e}); no hazard shown: the model and "
             f"loss function were not run, so whether the original's updates are lost (below Adam's eps or float32 "
-            f"resolution) was not measured (a fixture for the model lets the check measure it)",
+            f"resolution) was not measured (when the loss is computed in an nn.Module the verifier can build, the check "
+            f"measures the original's gradients there)",
             unit, direct=True,
         )
     ratio = nn_ / no if no else math.inf

@@ -34,6 +34,7 @@ class Run:
     # what the call left behind besides its result: parameters (and any .grad) after the call,
     # every tensor argument, and the state of module/optimizer arguments (label -> tensor | None)
     effects: dict = field(default_factory=dict)
+    attr_versions: dict = field(default_factory=dict)  # tensor attribute -> its version counter after the call
 
 
 def _snapshot(obj: Any, label: str, acc: dict, depth: int = 0) -> None:
@@ -81,13 +82,13 @@ def _effects(m: Any, xs: list) -> dict:
     return acc
 
 
-def _tensor_attributes(m: nn.Module) -> dict:
-    """Tensors stored on submodules as plain attributes (not parameters or buffers)."""
+def _tensor_attributes(m: nn.Module, live: bool = False) -> dict:
+    """Tensors stored on submodules as plain attributes (not parameters or buffers); cloned unless `live`."""
     out = {}
     for prefix, sub in m.named_modules():
         for k, v in vars(sub).items():
             if torch.is_tensor(v) and not isinstance(v, nn.Parameter) and not k.startswith("_"):
-                out[f"{prefix}.{k}" if prefix else k] = v.detach().clone()
+                out[f"{prefix}.{k}" if prefix else k] = v if live else v.detach().clone()
     return out
 
 
@@ -125,7 +126,9 @@ def run_once(obj: Any, leaves: list, mode: str, allow_mutation: bool = False, on
         pgrads = {n: g for (n, _), g in zip(named, grads[: len(named)])}
         igrads = grads[len(named):]
         buffers = {n: b.detach().clone() for n, b in m.named_buffers()} if isinstance(m, nn.Module) else {}
-        return Run(outputs, pgrads, igrads, buffers, _effects(m, xs))
+        versions = {k: int(getattr(v, "_version", 0)) for k, v in _tensor_attributes(m, live=True).items()} \
+            if isinstance(m, nn.Module) else {}
+        return Run(outputs, pgrads, igrads, buffers, _effects(m, xs), versions)
     finally:
         if restore is not None:
             obj.load_state_dict(restore)
@@ -445,6 +448,11 @@ def _judge(ctx: Ctx, name: str, old: Any, new: Any, leaves: list, is_module: boo
     if pending_untestable is not None:
         return pending_untestable
 
+    if ctx.req.contract.get("ignore_attributes"):
+        # compared with a reference the rule built (the original without the hazard): values stored on
+        # the module for logging are meant to differ from it, outputs and gradients are not
+        for r in list(ref.values()) + list(runs["new"].values()):
+            r.effects = {k: v for k, v in r.effects.items() if not k.startswith("tensor attribute ")}
     diffs: list[tuple[float, str]] = []
     for mode in modes:
         diffs += compare_runs(ref[mode], runs["new"][mode], mode, scale)
@@ -526,6 +534,9 @@ def _judge(ctx: Ctx, name: str, old: Any, new: Any, leaves: list, is_module: boo
             f"({prec}, largest norm-relative difference {worst[0]:.1e})",
             name,
         )
+    side = _side_value_outcome(ctx, name, modes, ref, runs["new"], diffs, crash)
+    if side is not None:
+        return side
     others = sum(1 for d in diffs if d[0] > ctx.tol) - 1
     more = f"; {others} more tensor{'s' if others != 1 else ''} differ" if others > 0 else ""
     if is_module and not crash:
@@ -541,3 +552,30 @@ def _judge(ctx: Ctx, name: str, old: Any, new: Any, leaves: list, is_module: boo
     return Outcome("failed", f"{prefix}{worst[1]}{more}", name)
 
 
+
+
+ATTR = "tensor attribute "
+
+
+def _side_value_outcome(ctx: Ctx, name: str, modes: tuple, ref: dict, new_runs: dict, diffs: list,
+                        crash: dict) -> Outcome | None:
+    """Only tensors the forward stores on the module differ (outputs, gradients and buffers agree)."""
+    differing = [d for d in diffs if d[0] > ctx.tol]
+    if crash or not differing or not all(d[1].startswith(ATTR) for d in differing):
+        return None
+    names = sorted({d[1][len(ATTR):].split(" after the call")[0] for d in differing})
+    shown = (f"outputs, gradients and buffers agree in {' and '.join(modes)} mode; only the tensor "
+             f"attribute{'s' if len(names) > 1 else ''} {', '.join(names)} stored by the forward differ"
+             f"{'s' if len(names) == 1 else ''} ({differing[0][1]})")
+    aliased = []
+    for n in names:
+        vo = max(ref[m].attr_versions.get(n, 0) for m in modes)
+        vn = max(new_runs[m].attr_versions.get(n, 0) for m in modes)
+        if vo > vn:
+            aliased.append((n, vo, vn))
+    if len(aliased) == len(names):
+        n, vo, vn = aliased[0]
+        return Outcome("fixes-hazard", f"{shown}: in the original, {n} shares storage with a tensor changed in place "
+                       f"after it was stored (its version counter reads {vo} after the forward, the rewrite's copy "
+                       f"{vn}), so it does not hold the value it stored", name)
+    return Outcome("changes-behaviour", f"{shown}; no hazard shown", name)
