@@ -68,7 +68,7 @@ class ForwardCalledDirectly(Rule):
             "module is built from the statement that binds it (`model = Net()`, plus hook registrations on it in "
             "the same scope), an input is inferred from its first layer, and `m(x)` is compared with `m.forward(x)` "
             "(outputs, parameter and input gradients), then a test forward hook shows that only the call runs "
-            "hooks: `equivalent` with no hooks registered, `expected-change` when registered hooks change the "
+            "hooks: `equivalent` with no hooks registered, `changes-behaviour` (applied only with `--unsafe-fixes`) when registered hooks change the "
             "result. A plain object's module attribute is built alone from its assignment (`net = Net()`). A "
             "module built from function arguments is `untestable` (a fixture helps)."
         ),
