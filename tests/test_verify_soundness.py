@@ -209,3 +209,19 @@ def test_every_verdict_has_a_label_and_a_policy():
     assert set(VERDICTS) <= set(VERDICT_WORDS)
     assert {v.value for v in APPLIED_VERDICTS} == {"equivalent", "fixes-crash", "fixes-hazard"}
     assert "expected-change" not in VERDICTS and "expected-change" not in {v.value for v in Verdict}
+
+
+def test_changed_statements_map_a_line_diff_onto_statements():
+    import ast
+
+    from gradfix.verify.coverage import changed_statements
+
+    old = textwrap.dedent(BRANCH)
+    new = old.replace("h = h * 2", "h = h * 3").replace("if self.big:", "if self.big or False:")
+    o, n = changed_statements(old, new, ast.parse(old), ast.parse(new))
+    assert [s.text for s in o] == ["h = h * 2", "if self.big:"]
+    assert [s.text for s in n] == ["h = h * 3", "if self.big or False:"]
+    # a comment or blank line is no statement; module-level code is judged elsewhere
+    new = old.replace("        return h", "        # done\n        return h") + "x = 1\n"
+    o, n = changed_statements(old, new, ast.parse(old), ast.parse(new))
+    assert o == [] and n == []
