@@ -370,7 +370,8 @@ class Engine:
     def _verify_together(self, module: cst.Module, changes: list[Change], verifier, project_root: str | None,
                          strict: bool) -> None:
         """Changes to one unit (a training loop, a module) are also verified combined: each alone is
-        compared while the unit's other hazards are still in it, which refuses right fixes."""
+        compared while the unit's other hazards are still in it, which refuses right fixes. The
+        combination holds all of the unit's changes; only those refused alone take its verdict."""
         from gradfix.verify import VerifyRequest
 
         groups: dict[tuple, list[Change]] = {}
@@ -380,7 +381,9 @@ class Engine:
                 groups.setdefault(key, []).append(c)
         jobs: list[tuple[list[Change], str, dict]] = []
         for members in groups.values():
-            if len(members) < 2 or all(c.verdict in APPLIED_VERDICTS for c in members):
+            # only when two or more are refused alone: a single refused change is verified again next
+            # round, after the others are applied (its hazard may be gone with theirs)
+            if sum(1 for c in members if c.verdict not in APPLIED_VERDICTS) < 2:
                 continue
             if any(_overlaps(a, b) for i, a in enumerate(members) for b in members[i + 1:]):
                 continue

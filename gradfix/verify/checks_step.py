@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 
 from .runtime import (
+    FailedCheck,
     SEED_BUILD, SEED_INPUT, SEED_RUN, Outcome, Untestable, _norm, flatten, fmt_exc, is_gpu_error, is_version_error,
     plural, projected_loss, rel_diff, seeded,
 )
@@ -51,6 +52,17 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
         raise Untestable(f"setup does not bind an nn.Module named '{model_name}'")
     model.to(ctx.dtype)
     return ns, model
+
+
+def construction_difference(models: dict) -> str | None:
+    """What differs between the two freshly built models (same keys assumed; else the copy reports it)."""
+    so, sn = models["old"].state_dict(), models["new"].state_dict()
+    for k in so:
+        if k in sn and torch.is_tensor(so[k]) and torch.is_tensor(sn[k]) and so[k].shape == sn[k].shape:
+            d = rel_diff(so[k], sn[k])
+            if d > 1e-9:
+                return f"{k} differs after construction, norm-relative {d:.1e}"
+    return None
 
 
 def _optimizer_lr(ns: dict) -> float | None:
@@ -146,6 +158,10 @@ def _clamp_runs(ctx: Ctx, c: dict, lo: float, hi: float, k: int, allow_mutation:
                 if is_gpu_error(e):
                     raise Untestable(f"needs GPU: setup raises {fmt_exc(e)}")
                 raise Untestable(f"setup raises {ctx.explain(e, model_name)} in the {which} module")
+        built = construction_difference(models)
+        if built:
+            raise FailedCheck(f"the setup builds a different {model_name}: {built} (compared under one seed, before "
+                              f"any state is copied)")
         try:
             models["new"].load_state_dict(models["old"].state_dict())
         except Exception as e:  # noqa: BLE001
@@ -314,6 +330,10 @@ def check_gains_grad(ctx: Ctx) -> Outcome:
             raise
         except Exception as e:  # noqa: BLE001
             return Outcome("untestable", f"setup raises {ctx.explain(e, model_name)}", unit)
+    built = construction_difference(models)
+    if built:
+        return Outcome("failed", f"the setup builds a different {model_name}: {built} (compared under one seed, "
+                       f"before any state is copied)", unit)
     try:
         models["new"].load_state_dict(models["old"].state_dict())
     except Exception as e:  # noqa: BLE001
