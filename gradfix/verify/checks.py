@@ -23,7 +23,6 @@ Outline (see /work/shared/design/verification.md for the measured facts behind i
 from __future__ import annotations
 
 import ast
-import contextlib
 import os
 import sys
 from typing import Callable
@@ -36,7 +35,7 @@ from . import source as S
 from .api import VerifyRequest
 from .runtime import FailedCheck, Outcome, Untestable, _sentence, cuda_redirect, fmt_exc
 from .context import Ctx, fixture_hint
-from .coverage import LineCoverage, changed_statements, run_by_snippet
+from .coverage import Hits, changed_statements, run_by_snippet
 from .units import combine, plan_units
 from .hazards import FD_TOL, fd_discrepancy
 from .inputs import infer_input, make_leaves
@@ -96,8 +95,8 @@ def _run(req: VerifyRequest) -> Outcome:
     if analysis.identical and kind == "equal":
         return Outcome("equivalent", "the rewrite does not change the code (only formatting or comments differ)", None)
     ctx.required = _required_statements(req, old_tree, new_tree, kind, snippets)
-    ctx.coverage = LineCoverage(req.path or "<gradfix>") if ctx.required else None
-    with cuda_redirect(redirect_active), (ctx.coverage or contextlib.nullcontext()):
+    ctx.coverage = Hits() if ctx.required else None
+    with cuda_redirect(redirect_active):
         default_unit = ", ".join(analysis.changed_classes + analysis.changed_functions) or None
         try:
             out = checks[kind](ctx)

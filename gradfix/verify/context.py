@@ -12,6 +12,7 @@ import torch
 
 from . import source as S
 from .api import VerifyRequest
+from .coverage import HIT, instrument
 from .runtime import (
     FIXTURE_FILE, TOL64, SEED_BUILD, Outcome, Untestable, FailedCheck, REDIRECT_NOTE, exec_module, fmt_exc,
     is_gpu_error, package_of, seeded, _sentence,
@@ -37,8 +38,9 @@ class Ctx:
     _mods: dict = field(default_factory=dict)
     _fixtures: Any = None
     _fixtures_loaded: bool = False
-    coverage: Any = None  # coverage.LineCoverage while the check runs
+    coverage: Any = None  # coverage.Hits: which changed statements ran
     required: dict = field(default_factory=dict)  # tag -> changed statements that must run
+    _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -56,9 +58,14 @@ class Ctx:
             self.module("old")  # a failure to load the original is untestable, not a failure of the rewrite
         try:
             with seeded(SEED_BUILD):
-                return exec_module(
-                    self.stripped[tag].tree, tag, self.req.path, package_of(self.req.path, self.req.project_root)
-                )
+                tree = self.stripped[tag].tree
+                extra = None
+                if self.coverage is not None and self.required.get(tag):
+                    if tag not in self._instrumented:
+                        self._instrumented[tag] = instrument(tree, self.required[tag])
+                    tree = self._instrumented[tag]
+                    extra = {HIT: self.coverage.recorder(tag)}
+                return exec_module(tree, tag, self.req.path, package_of(self.req.path, self.req.project_root), extra)
         except BaseException as e:  # noqa: BLE001
             if isinstance(e, KeyboardInterrupt):
                 raise

@@ -1,16 +1,16 @@
 """Which changed statements ran: a verdict other than `untestable` needs every one of them to have run.
 
 `changed_statements` maps a line diff of the two sources onto the statements inside top-level
-functions and classes (module-level code is judged elsewhere); `LineCoverage` records, with
-`sys.settrace` limited to frames of the checked file, which lines of each loaded version ran.
+functions and classes (module-level code is judged elsewhere); `instrument` puts a marker call
+before each of them in the code the verifier loads, and `Hits` records which markers ran.
 stdlib only: no torch here.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import difflib
-import sys
 from dataclasses import dataclass
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -107,47 +107,60 @@ def run_by_snippet(stmt: Stmt, snippets: list[str]) -> bool:
     return bool(text) and any(text in _norm_line(s) for s in snippets if s)
 
 
-class LineCoverage:
-    """Lines of `path` run by each loaded version (module names `_gradfix_<tag>_<n>`)."""
+HIT = "__gradfix_hit__"
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self.hits: dict[str, set[int]] = {"old": set(), "new": set()}
-        self._saved = None
 
-    def _tag(self, frame) -> str | None:
-        name = frame.f_globals.get("__name__", "")
-        if isinstance(name, str) and name.startswith("_gradfix_"):
-            tag = name.split("_")[2] if name.count("_") >= 3 else ""
-            return tag if tag in self.hits else None
-        return None
+class Hits:
+    """Which changed statements ran, per version: each loaded version's code carries a marker call
+    `__gradfix_hit__(line)` right before every changed statement (see `instrument`), so recording
+    costs one call per executed changed statement and nothing elsewhere (no tracing)."""
 
-    def _global(self, frame, event, arg):
-        if frame.f_code.co_filename != self.path:
-            return None
-        tag = self._tag(frame)
-        if tag is None:
-            return None
-        hits = self.hits[tag]
+    def __init__(self) -> None:
+        self.lines: dict[str, set[int]] = {"old": set(), "new": set()}
 
-        def local(frame, event, arg):
-            if event == "line":
-                hits.add(frame.f_lineno)
-            return local
-
-        return local
-
-    def __enter__(self) -> "LineCoverage":
-        self._saved = sys.gettrace()
-        sys.settrace(self._global)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        sys.settrace(self._saved)
+    def recorder(self, tag: str):
+        lines = self.lines.setdefault(tag, set())
+        return lines.add
 
     def ran(self, tag: str, stmt: Stmt) -> bool:
-        hits = self.hits[tag]
-        return any(stmt.first <= x <= stmt.last for x in hits)
+        return stmt.first in self.lines.get(tag, set())
 
     def missing(self, required: dict[str, list[Stmt]]) -> list[tuple[str, Stmt]]:
         return [(tag, s) for tag, stmts in required.items() for s in stmts if not self.ran(tag, s)]
+
+
+class _Instrument(ast.NodeTransformer):
+    def __init__(self, lines: set[int]) -> None:
+        self.lines = lines
+
+    def _block(self, stmts: list) -> list:
+        out = []
+        for s in stmts:
+            s = self.visit(s)
+            if isinstance(s, ast.stmt) and s.lineno in self.lines:
+                call = ast.Expr(ast.Call(ast.Name(HIT, ast.Load()), [ast.Constant(s.lineno)], []))
+                out.append(ast.copy_location(call, s))
+            out.append(s)
+        return out
+
+    def generic_visit(self, node: ast.AST) -> ast.AST:
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                setattr(node, name, self._block(block))
+        for h in getattr(node, "handlers", []) or []:
+            h.body = self._block(h.body)
+        for c in getattr(node, "cases", []) or []:
+            c.body = self._block(c.body)
+        return node
+
+
+def instrument(tree: ast.Module, stmts: list[Stmt]) -> ast.Module:
+    """A copy of `tree` with a marker call before each of `stmts` (inside top-level defs and classes)."""
+    if not stmts:
+        return tree
+    lines = {s.first for s in stmts}
+    new = copy.deepcopy(tree)
+    tr = _Instrument(lines)
+    new.body = [tr.visit(top) if isinstance(top, _DEFS) else top for top in new.body]
+    return ast.fix_missing_locations(new)

@@ -200,11 +200,15 @@ def package_of(path: str, root: str | None) -> str | None:
     return ".".join(parts)
 
 
-def exec_module(tree: ast.Module, tag: str, path: str, package: str | None = None) -> types.ModuleType:
-    """Exec a (stripped) module AST into a fresh module that is in sys.modules during the exec."""
+def exec_module(tree: ast.Module, tag: str, path: str, package: str | None = None,
+                extra: dict | None = None) -> types.ModuleType:
+    """Exec a (stripped) module AST into a fresh module that is in sys.modules during the exec
+    (`extra`: names bound in it first, e.g. the coverage marker)."""
     name = f"_gradfix_{tag}_{next(_ids)}"
     mod = types.ModuleType(name)
     mod.__file__ = f"<gradfix:{tag}:{path}>"
+    if extra:
+        mod.__dict__.update(extra)
     if package:
         mod.__package__ = package  # relative imports resolve against the real package
     sys.modules[name] = mod
