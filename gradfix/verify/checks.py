@@ -11,14 +11,17 @@ Outline (see /work/shared/design/verification.md for the measured facts behind i
 - Each version is exec'd from its stripped AST into its own module (in sys.modules during
   the exec), in fp64 (`set_default_dtype`), under the cuda->cpu redirect when the code
   targets CUDA.
-- `module_check`: same seed for both constructions, state copied old->new, input inferred
+- `module_check`: same seed for both constructions, compared, then state copied old->new, input inferred
   from the first Conv/Linear/Embedding/RNN leaf (or a fixture), eval and train runs with a
   fresh non-leaf input clone and a fixed random projection as the test loss; outputs,
   parameter grads, input grads and buffers compared by norm-relative error (1e-9 in fp64).
   An original that breaks backward with an in-place error is rerun under
   `allow_mutation_on_saved_tensors` to get its intended result ("fixes-crash").
-- Contracts: equal, scale (module or loss expression with opaque leaves), clamp-moved
-  (k-step train-step check from two starts), gains-grad.
+- Contracts: equal (here), scale (checks_scale), clamp-moved and gains-grad (checks_step), the loop
+  and API contracts (checks_loop, checks_api); `extra_checks` finds them.
+- Soundness: a verdict other than untestable needs every changed statement to have run in its
+  version (`coverage`); `hazards` decides fixes-hazard vs changes-behaviour from the original's
+  own numbers.
 """
 from __future__ import annotations
 
@@ -189,7 +192,8 @@ def check_fd_probe(ctx: Ctx) -> Outcome:
 def check_reference(req: VerifyRequest) -> Outcome:
     """`reference`: the rewrite must equal a third version the rule supplies (the original without
     the hazard, e.g. without the in-place op on a logging alias). Equal to the original as well:
-    equivalent; equal to the reference only: expected-change."""
+    equivalent; equal to the reference only: fixes-hazard when finite differences show the original's
+    write autograd cannot see (`check_fd_probe`), else changes-behaviour."""
     contract = dict(req.contract)
     plain = _run(replace(req, contract={"kind": "equal"}))
     if plain.verdict in ("equivalent", "fixes-crash"):

@@ -18,7 +18,10 @@ canonical order of the original's operations (forward -> backward -> [unscale] -
 which is zero_grad -> forward ... of the next iteration). Verdicts:
 
 - equivalent: original and rewrite traces agree (norm-relative 1e-9);
-- expected-change: the rewrite's trace equals the canonical one and the original's does not;
+- fixes-hazard: the rewrite's trace equals the canonical one, the original's does not, and the
+  original's own trace shows a hazard (`loop_hazards`: steps with None/zero gradients, an lr trace
+  off the declared schedule, declared clipping or clamps not in effect, a freeze that does not freeze);
+- changes-behaviour: the same without a hazard shown;
 - failed: anything else; untestable: the iteration cannot be rendered (with why).
 
 It checks the order of the loop's operations on a synthetic model, not the user's model,
