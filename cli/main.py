@@ -163,9 +163,10 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
+@click.option("--unsafe-fixes", is_flag=True, help="With --verify, count `changes-behaviour` fixes as applicable.")
 @with_verify_env
 def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout,
-          **env_opts):
+          unsafe_fixes, **env_opts):
     """List hazards (`-` reads standard input). Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore, stdin_filename)
@@ -195,7 +196,7 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     finally:
         if progress is not None:
             progress.stop()
-    result = from_lints(report, verdicts)
+    result = from_lints(report, verdicts, unsafe_fixes)
     if statistics:
         from gradfix.report.text import render_statistics, statistics as stats
 
@@ -212,6 +213,12 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     sys.exit(_exit(report, bool(result.entries), exit_zero))
 
 
+def _applies(verdict: str, unsafe_fixes: bool) -> bool:
+    from gradfix.engine import APPLIED_VERDICTS
+
+    return verdict in {v.value for v in APPLIED_VERDICTS} or (unsafe_fixes and verdict == "changes-behaviour")
+
+
 def _reject_all(changes):
     from gradfix.engine import Decision
 
@@ -225,7 +232,8 @@ def _reject_all(changes):
 @click.option("--diff", is_flag=True, help="Write nothing; print the verified rewrites as a unified diff.")
 @click.option("-i", "--interactive", is_flag=True, help="Accept or reject each change.")
 @click.option("--no-verify", is_flag=True, help="Skip verification: apply safe fixes only (plus unsafe with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="With --no-verify, also apply fixes marked unsafe.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply `changes-behaviour` fixes (verified, but no hazard "
+              "shown); with --no-verify, also apply fixes marked unsafe.")
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes per file and rule after the summary.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even if nothing remains.")

@@ -67,10 +67,10 @@ class FrozenOrMissingParams(Rule):
         example="for p in model.backbone.parameters():\n    p.require_grad = False",
         fixed_example="for p in model.backbone.parameters():\n    p.requires_grad = False",
         fix="Fixes the typo (`require_grad` -> `requires_grad`); the other five are detect only.",
-        fix_safety="Unsafe: the parameters become frozen (or trainable) as written, on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the parameters become frozen (or trainable) as written, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202) for the typo: the assignment is read from both versions and applied to the "
-            "synthetic model's weight before training; `expected-change` when the rewrite matches the canonical "
+            "synthetic model's weight before training; `fixes-hazard` when the rewrite matches the canonical "
             "`requires_grad` write (a frozen weight gets no gradient and never changes) and the original does not; "
             "`equivalent` when the value is True (parameters train either way)."
         ),

@@ -24,7 +24,8 @@ from gradfix.model import FileError, Finding, Fix, Safety, Verdict
 from gradfix.rule import Rule, RuleContext
 
 MAX_ROUNDS = 10
-APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.EXPECTED_CHANGE)
+# applied by default; CHANGES_BEHAVIOUR only with --unsafe-fixes (or accepted in `apply -i`)
+APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.FIXES_HAZARD)
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Change:
     unit: str | None = None
     applied: bool = False
     reason: str = ""               # why it was not applied
+    together: tuple = ()           # verified only combined with these changes (same unit): applied with them
 
     @property
     def rule(self) -> str:
@@ -78,6 +80,10 @@ class Policy:
             return False, "unsafe fix not verified (--no-verify): pass --unsafe-fixes to apply"
         if v in APPLIED_VERDICTS:
             return True, ""
+        if v is Verdict.CHANGES_BEHAVIOUR:
+            if self.unsafe_fixes:
+                return True, ""
+            return False, f"changes behaviour, no hazard shown: {change.detail} (pass --unsafe-fixes to apply)"
         if v is Verdict.UNTESTABLE:
             if self.allow_untestable:
                 return True, ""
@@ -316,12 +322,15 @@ class Engine:
                 break
             if verifier is not None:
                 self._verify(candidates, verifier, project_root)
+                self._verify_together(module, candidates, verifier, project_root, strict)
             decision = decide(candidates)
+            _drop_partial_groups(candidates, decision)
             accepted: list[Change] = []
             others_taken = any(decision.accept) and not decision.stop
             for change, ok in zip(candidates, decision.accept):
                 key = (change.rule, change.line, tuple(module.code_for_node(e.node) for e in change.fix.edits))
-                if not ok and change.verdict is Verdict.UNTESTABLE and others_taken and key not in deferred:
+                if (not ok and change.verdict in (Verdict.UNTESTABLE, Verdict.FAILED) and others_taken
+                        and key not in deferred):
                     # a verdict holds for this round's source: another change taken now (a crash fixed)
                     # may make this one testable, so it is verified again next round
                     deferred.add(key)
@@ -375,6 +384,85 @@ class Engine:
             change.verdict = Verdict(res.verdict)
             change.detail = res.detail
             change.unit = res.unit
+
+
+    def _verify_together(self, module: cst.Module, changes: list[Change], verifier, project_root: str | None,
+                         strict: bool) -> None:
+        """Changes to one unit (a training loop, a module) are also verified combined: each alone is
+        compared while the unit's other hazards are still in it, which refuses right fixes. The
+        combination holds all of the unit's changes; only those refused alone take its verdict."""
+        from gradfix.verify import VerifyRequest
+
+        groups: dict[tuple, list[Change]] = {}
+        for c in changes:
+            key = _unit_key(c)
+            if key is not None:
+                groups.setdefault(key, []).append(c)
+        jobs: list[tuple[list[Change], str, dict]] = []
+        for members in groups.values():
+            # only when two or more are refused alone: a single refused change is verified again next
+            # round, after the others are applied (its hazard may be gone with theirs)
+            if sum(1 for c in members if c.verdict not in APPLIED_VERDICTS) < 2:
+                continue
+            if any(_overlaps(a, b) for i, a in enumerate(members) for b in members[i + 1:]):
+                continue
+            statements = [c for c in members if c.fix.contract.get("statement")]
+            if len(statements) > 1:
+                continue
+            after = apply_fixes(module, [c.fix for c in members])
+            if _parses(after, strict) is not None:
+                continue
+            base = statements[0] if statements else members[0]
+            jobs.append((members, after, dict(base.fix.contract)))
+        if not jobs:
+            return
+        requests = [VerifyRequest(path=m[0].path, original=m[0].before, rewritten=after, rule="+".join(c.rule for c in m),
+                                  line=m[0].finding.span.line, contract=contract, project_root=project_root)
+                    for m, after, contract in jobs]
+        for (members, _after, _c), res in zip(jobs, verifier.verify_many(requests)):
+            combined = Verdict(res.verdict)
+            if combined not in APPLIED_VERDICTS and combined is not Verdict.CHANGES_BEHAVIOUR:
+                continue
+            group = tuple(id(c) for c in members)
+            for c in members:
+                if _preference(c.verdict) >= _preference(combined):
+                    continue
+                others = ", ".join(f"{o.rule} (line {o.line})" for o in members if o is not c)
+                c.verdict = combined
+                c.detail = f"verified together with {others}, the other changes to this unit: {res.detail}"
+                c.unit = res.unit or c.unit
+                c.together = group
+
+
+def _unit_key(c: Change) -> tuple | None:
+    kind = c.fix.contract.get("kind")
+    if kind == "train-loop" and c.fix.contract.get("loop"):
+        loop = c.fix.contract["loop"]
+        return ("loop", str(loop.get("scope")), str(loop.get("ordinal")))
+    if kind == "equal" and c.unit:
+        return ("unit", c.unit)
+    return None
+
+
+def _preference(v: Verdict) -> int:
+    if v in APPLIED_VERDICTS:
+        return 2
+    return 1 if v is Verdict.CHANGES_BEHAVIOUR else 0
+
+
+def _drop_partial_groups(changes: list[Change], decision: "Decision") -> None:
+    """A change verified only together with others is applied only with all of them."""
+    by_id = {id(c): i for i, c in enumerate(changes)}
+    changed = True
+    while changed:
+        changed = False
+        for i, c in enumerate(changes):
+            if not c.together or not decision.accept[i]:
+                continue
+            if not all(decision.accept[by_id[m]] for m in c.together if m in by_id):
+                decision.accept[i] = False
+                c.reason = "verified only together with the other changes to its unit, not all of which were taken"
+                changed = True
 
 
 def _overlaps(a: Change, b: Change) -> bool:
