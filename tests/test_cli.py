@@ -15,25 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from gradfix.cli.main import main
+from samples import HEAD as INPLACE
 
 ROOT = Path(__file__).resolve().parent.parent
 SEED1 = ROOT / "golden" / "seeds" / "seed1_scenario.py"
 SEED2 = ROOT / "golden" / "seeds" / "seed2_loop.py"
 
-INPLACE = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 CLEAN = "import torch\n\n\ndef f(x):\n    return x * 2\n"
 
 

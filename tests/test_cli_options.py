@@ -15,21 +15,8 @@ from click.testing import CliRunner
 
 from gradfix.cli.main import main
 from gradfix.engine import Engine
+from samples import HEAD
 
-HEAD = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 FIXED_LINE = "        h = h / (h.norm(dim=1, keepdim=True) + 1e-6)\n"
 SCALE = "def step(loss):\n    loss = loss / 1e9\n    loss.backward()\n"
 

@@ -17,21 +17,8 @@ from gradfix.cli.main import main
 from gradfix.report import Report, render
 from gradfix.report.github import escape_data, escape_property
 from gradfix.report.progress import ScanProgress
+from samples import HEAD
 
-HEAD = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 COLUMN_END = 9 + len("h /= h.norm(dim=1, keepdim=True) + 1e-6")
 
 
