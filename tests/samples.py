@@ -1,4 +1,9 @@
-"""Small programs several test modules run gradfix on (written here, in our own words)."""
+"""Small programs several test modules run gradfix on (written here, in our own words), and the
+in-process CLI runner they use."""
+
+import os
+
+from click.testing import CliRunner
 
 # an in-place normalisation of a Linear's output: GF101 fires on the `/=`, whose fix is safe
 HEAD = """import torch
@@ -15,3 +20,15 @@ class Head(nn.Module):
         h /= h.norm(dim=1, keepdim=True) + 1e-6
         return h
 """
+
+
+def run(args, cwd, input=None):
+    """`gradfix ARGS` in-process, in folder `cwd`."""
+    from gradfix.cli.main import main
+
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
+    finally:
+        os.chdir(old)

@@ -11,24 +11,15 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gradfix.cli.main import main
 from gradfix.report import Report, render
 from gradfix.report.github import escape_data, escape_property
 from gradfix.report.progress import ScanProgress
-from samples import HEAD
+from samples import HEAD, run
 
 COLUMN_END = 9 + len("h /= h.norm(dim=1, keepdim=True) + 1e-6")
 
 
-def run(args, cwd, input=None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture(scope="module")
