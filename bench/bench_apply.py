@@ -77,11 +77,12 @@ def main() -> None:
             ours.append(timed(apply))
             peer.append(timed(check))
         mem = peak_rss(apply)
+        check_mem = peak_rss(check)
     a_wall, a_cpu = min(ours)
     c_wall, c_cpu = min(peer)
     print(f"file: {n} lines, {found} GF101 findings; load average {os.getloadavg()[0]:.1f}")
     print(f"apply --diff --no-verify: {a_wall:6.2f} s wall, {a_cpu:6.2f} s CPU, peak {mem:.0f} MiB")
-    print(f"check                   : {c_wall:6.2f} s wall, {c_cpu:6.2f} s CPU")
+    print(f"check                   : {c_wall:6.2f} s wall, {c_cpu:6.2f} s CPU, peak {check_mem:.0f} MiB")
     print(f"ratio apply / check: {a_wall / c_wall:.2f}x wall, {a_cpu / c_cpu:.2f}x CPU (best of {args.repeat})")
 
 

@@ -25,6 +25,7 @@ from gradfix.model import FileError, Finding, Fix, Safety, Verdict
 from gradfix.rule import Rule, RuleContext
 
 MAX_ROUNDS = 10
+LARGE_FILE = 400_000  # characters: `check` parses larger files a statement at a time (memory)
 APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.EXPECTED_CHANGE)
 
 
@@ -350,6 +351,12 @@ class Engine:
 
     def _lint_source(self, source: str, path: str, incremental=None) -> tuple[list[Finding], list[FileError]]:
         tables = None
+        if incremental is None and len(source) > LARGE_FILE:
+            # libcst's parser peaks at ~15x the tree it returns (440 MB for 30,000 lines):
+            # one top-level statement at a time, as the language server parses edits
+            from gradfix.incremental import IncrementalParser
+
+            incremental = IncrementalParser()
         try:
             if incremental is not None:
                 py_tree = _python_tree(source)
