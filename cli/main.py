@@ -97,6 +97,14 @@ def jobs_and_cache(fn):
                              "uses this many workers (default 1).")(fn)
 
 
+def _shard(value: str | None):
+    if value is None:
+        return None
+    from gradfix.shard import parse
+
+    return parse(value)
+
+
 def _jobs(jobs: int | None) -> int:
     from gradfix.parallel import default_jobs
 
@@ -164,11 +172,16 @@ def main() -> None:
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
 @click.option("--unsafe-fixes", is_flag=True, help="With --verify, count `changes-behaviour` fixes as applicable.")
+@click.option("--shard", metavar="I/N", default=None, callback=lambda _c, _p, v: _shard(v),
+              help="Check only the I-th of N shares of the files (split by path; `gradfix merge` joins the reports).")
 @with_verify_env
 def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout,
-          unsafe_fixes, **env_opts):
+          unsafe_fixes, shard, **env_opts):
     """List hazards (`-` reads standard input). Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
+    if shard is not None:
+        if verify:
+            raise click.UsageError("--shard works with check, not check --verify")
     engine, config = _build(paths, select, ignore, stdin_filename)
     verdicts: dict[tuple[str, int, str], tuple[str, str]] | None = None
     progress = progress_for("verifying" if verify else "checking", True)
@@ -189,7 +202,7 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
                 report.lints.append(FileLint(res.path, res.findings))
         else:
             report = lint_paths(engine, paths, config, stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
-                                cache=_cache(config, no_cache))
+                                cache=_cache(config, no_cache), shard=shard)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing was written", err=True)
         sys.exit(EXIT_INTERRUPTED)
@@ -213,10 +226,13 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     sys.exit(_exit(report, bool(result.entries), exit_zero))
 
 
-def _applies(verdict: str, unsafe_fixes: bool) -> bool:
-    from gradfix.engine import APPLIED_VERDICTS
+@main.command()
+@click.argument("reports", nargs=-1, required=True, type=click.File("r"))
+def merge(reports):
+    """Join the JSON or SARIF reports of `check --shard` runs into one (printed)."""
+    from gradfix.shard import merge as merge_reports
 
-    return verdict in {v.value for v in APPLIED_VERDICTS} or (unsafe_fixes and verdict == "changes-behaviour")
+    click.echo(merge_reports([r.read() for r in reports]), nl=False)
 
 
 def _reject_all(changes):
