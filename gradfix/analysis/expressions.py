@@ -238,12 +238,17 @@ def _scalar_value(expr) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value in _SCALAR_ATTRIBUTES - {"data"}
 
 
+# Methods whose result is integer or boolean: autograd records no graph through them.
+_INDEX_METHODS = frozenset({"argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+                            "nonzero", "long", "bool"})
+
+
 def _graph_reaches(expr, loss_names: set[str]) -> bool:
     if isinstance(expr, cst.Name):
         return expr.value in loss_names
     if isinstance(expr, cst.Call):
         f = expr.func
-        if isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS:
+        if isinstance(f, cst.Attribute) and (f.attr.value in _SCALAR_METHODS or f.attr.value in _INDEX_METHODS):
             return False
         if isinstance(f, cst.Name) and f.value in ("float", "int", "len"):
             return False
