@@ -79,6 +79,9 @@ class DiscardedOutOfPlace(Rule):
                 if meth not in OUT_OF_PLACE and meth not in CONVERSIONS:
                     continue
                 recv = func.value
+                if meth in CONVERSIONS and isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and \
+                        recv.func.attr.value.endswith("_") and not recv.func.attr.value.startswith("_"):
+                    continue  # `y.scatter_(1, idx, 1).float()`: the in-place call did the work
                 chain = _grad_chain(recv)
                 context = None
                 if chain is not None and chain[0] == "grad":
