@@ -213,6 +213,29 @@ class _Substitute(cst.CSTTransformer):
         return updated.with_changes(value=original.value.visit(self))
 
 
+def _owner_ran_before(tl, st, param) -> bool:
+    """In straight-line code (a script or notebook with no training loop), whether the module that
+    owns `param` (`conv` of `conv.weight`) is called before the write: writing a fresh layer's
+    weights before its first forward (an initialisation) changes nothing a graph saved. Inside a
+    loop the previous iteration's forward counts, so a loop always qualifies."""
+    if tl.loop is not None:
+        return True
+    root = _root_name(param)
+    if root is None or root.value == "self":
+        return True
+    owner = tl.flow.name_binding(root)
+    for other in tl.flow.steps:
+        if other.index >= st.index:
+            break
+        for call in _walk_calls(other.node) if not isinstance(other.node, cst.BaseCompoundStatement) else ():
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "forward":
+                func = func.value
+            if isinstance(func, cst.Name) and func.value == root.value and tl.flow.name_binding(func) is owner:
+                return True  # the same object (a notebook may rebind the name to a new layer)
+    return False
+
+
 def _root_name(expr) -> cst.Name | None:
     while isinstance(expr, (cst.Attribute, cst.Subscript)):
         expr = expr.value
@@ -299,7 +322,7 @@ class DataMutationInLoss(Rule):
                     continue
                 param = data_write(st.node)
                 if param is not None and id(st.node) not in seen and _parameter_like(flow, param) and \
-                        not _untrained_parameter(index, tl, st.node, param):
+                        not _untrained_parameter(index, tl, st.node, param) and _owner_ran_before(tl, st, param):
                     seen.add(id(st.node))
                     yield self._direct(ctx, flow, tl, st)
                 for call in _walk_calls(st.node):
@@ -333,9 +356,14 @@ class DataMutationInLoss(Rule):
 
     def _in_function(self, ctx, fn: cst.FunctionDef, call_site, tl, seen):
         body = fn.body.body if isinstance(fn.body, cst.IndentedBlock) else []
+        flow = ctx.index.flow(fn)
         for stmt, small, container in _data_writes(body):
             if id(small) in seen:
                 continue
+            root = _root_name(data_write(small))
+            local = [b for b in flow.bindings if root is not None and b.name == root.value]
+            if local and all(not b.is_param and b.kind.value != "parameter" for b in local):
+                continue  # a tensor the helper computes itself (`dist = q(s).gather(...)`), not a weight
             if call_site is not None and tl is not None and \
                     _untrained_parameter(ctx.index, tl, small, data_write(small), fn, call_site):
                 continue  # `soft_update(target, qnet, tau)`: the target network's parameters
