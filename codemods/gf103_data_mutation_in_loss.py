@@ -277,7 +277,11 @@ class DataMutationInLoss(Rule):
             "cannot place) while a forward's graph is pending: refilling a data buffer the file created "
             "(`noise.data.normal_()`, `label.data.fill_(0)`) and writes after the iteration's previous backward() "
             "and before the next model call (a GAN's discriminator step) are left alone, and so are writes to "
-            "gradients (`p.grad.data.zero_()`, a hand-written zero_grad)."
+            "gradients (`p.grad.data.zero_()`, a hand-written zero_grad). In straight-line code (a script or a "
+            "notebook's cells with no training loop) a write counts only after the layer that owns the weight ran: "
+            "setting a fresh layer's weights through `.data` before its first call is an initialisation. A tensor "
+            "a helper computes itself (`probs = net(s).gather(...)`; `probs.data.clamp_(0.01, 0.99)`, a guard "
+            "before a log) is not a weight and is left alone."
         ),
         why=(
             "`.data` writes bypass autograd: no version bump, no error. Backward then reads whatever the forward "
