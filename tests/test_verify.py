@@ -546,6 +546,34 @@ def test_strip_keeps_defs_imports_and_constants():
     assert {"net", "opt", "scaler", "step"} <= st.dropped_names
 
 
+def test_strip_runs_constants_computed_from_constants():
+    import ast
+
+    src = textwrap.dedent("""
+    import string
+    chars = "abcdefghijklmnopqrstuvwxyz 01"
+    char_list = [c for c in chars if c != " "]
+    n_letters = len(char_list)
+    all_letters = string.ascii_letters + " .,"
+    half = n_letters // 2 if n_letters > 2 else 1
+    zero = 0
+    broken = n_letters // zero
+    after = n_letters + 1
+    data = load()
+    n_data = len(data)
+    """)
+    st = S.strip_module(ast.parse(src))
+    ns: dict = {}
+    exec(compile(st.tree, "<stripped>", "exec"), ns)  # a computed constant that raises leaves its name unset
+    assert (ns["n_letters"], ns["half"], ns["after"], ns["all_letters"][-3:]) == (28, 14, 29, " .,")
+    assert "broken" not in ns and "data" not in ns and "n_data" not in ns
+    assert {"data", "n_data", "broken"} <= st.dropped_names
+    # a shadowed builtin, a call of the file's own function, or a module that is not `string`/`math`: not run
+    shadow = "def len(x):\n    return 0\nchars = 'ab'\nn = len(chars)\nimport os\np = os.sep\n"
+    kinds = [type(s).__name__ for s in S.strip_module(ast.parse(shadow)).tree.body]
+    assert kinds == ["FunctionDef", "Assign", "Import"], kinds
+
+
 def test_analyze_finds_changed_units():
     import ast
 
@@ -646,6 +674,22 @@ def test_edge_cases_batch(verifier):
             y += 1
             return y
     """)
+    computed = textwrap.dedent("""
+    import torch, torch.nn as nn
+    chars = "abcdefghijklmnopqrstuvwxyz 01"
+    char_list = [c for c in chars]
+    n_letters = len(char_list)
+
+    class C(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(n_letters, 4)
+
+        def forward(self, x):
+            y = self.fc(x).sigmoid()
+            y *= 2
+            return y
+    """)
     broken_load = "import torch\n\nclass A(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
     results = verifier.verify_many([
         req(f32, swap(f32, "y *= 2", "y = y * 2")),
@@ -654,8 +698,9 @@ def test_edge_cases_batch(verifier):
         req(gpu, swap(gpu, "y *= 2", "y = y * 2")),
         req(rnn, swap(swap(rnn, "out /= 2", "out = out / 2"), "y += 1", "y = y + 1")),
         req(broken_load, broken_load.replace("import torch\n", "import torch\nimport no_such_module_gradfix\n")),
+        req(computed, swap(computed, "y *= 2", "y = y * 2")),
     ])
-    weak, mixed, name, needs_gpu, two, broken = results
+    weak, mixed, name, needs_gpu, two, broken, from_consts = results
     assert weak.verdict == "equivalent" and "Weak check: fp32" in weak.detail, weak
     assert mixed.verdict == "failed" and "(train mode)" in mixed.detail and "eval mode agrees" in mixed.detail, mixed
     assert name.verdict == "untestable" and "module-level name 'config'" in name.detail, name
@@ -663,6 +708,9 @@ def test_edge_cases_batch(verifier):
     assert needs_gpu.verdict == "untestable" and needs_gpu.detail.startswith("needs GPU"), needs_gpu
     assert two.verdict == "fixes-crash" and two.unit == "T, Lazy", two
     assert broken.verdict == "failed" and "no_such_module_gradfix" in broken.detail, broken
+    # `n_letters = len(char_list)` is computed at load, so the constructor runs: sigmoid's saved output was
+    # written in place, the original crashes in backward
+    assert from_consts.verdict == "fixes-crash", from_consts
 
 
 def test_relative_imports_resolve_against_project_root(verifier, tmp_path):

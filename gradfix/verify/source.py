@@ -1,7 +1,8 @@
 """Static analysis of the two versions of a file (stdlib `ast` only, no torch).
 
 - `analyze` finds what the rewrite changed: top-level classes, functions, the module-level
-  statements the verifier executes (imports, literal constants) and those it does not.
+  statements the verifier executes (imports, literal constants, constants computed from them) and those it
+  does not.
 - `strip_module` drops module-level code that must not run (training loops, `__main__` blocks).
 - `uses_cuda` decides whether the cuda->cpu redirect is needed.
 - `substitute_opaque` turns a loss expression into one over synthetic leaves.
@@ -128,9 +129,10 @@ def _assigned_names(stmt: ast.AST) -> set[str]:
 class Stripped:
     """Only the kept statements (original line numbers), plus what was dropped."""
 
-    def __init__(self, tree: ast.Module, kept: list[ast.stmt], dropped: list[ast.stmt]):
+    def __init__(self, tree: ast.Module, kept: list[ast.stmt], dropped: list[ast.stmt],
+                 kept_names_from: list[ast.stmt] | None = None):
         self.tree = ast.Module(body=kept, type_ignores=[])
-        self._kept = kept
+        self._kept = kept if kept_names_from is None else kept_names_from
         self._dropped = dropped
         self._dropped_names: set[str] | None = None
 
@@ -155,12 +157,140 @@ class Stripped:
         return uses_cuda(self.tree)
 
 
-def strip_module(tree: ast.Module) -> Stripped:
-    kept: list[ast.stmt] = []
-    dropped: list[ast.stmt] = []
+# Builtins that compute a value from their arguments and nothing else (no I/O, no state).
+PURE_BUILTINS = frozenset({
+    "len", "range", "int", "float", "str", "bool", "tuple", "list", "dict", "set", "frozenset", "sorted",
+    "reversed", "min", "max", "abs", "round", "sum", "enumerate", "zip", "ord", "chr", "divmod",
+})
+# Standard-library modules whose attributes (and, for math, functions) are constants of the language.
+PURE_MODULES = frozenset({"string", "math"})
+
+
+def _module_bindings(tree: ast.Module) -> dict[str, int]:
+    """How many module-level statements bind each name (a shadowed builtin is not pure)."""
+    count: dict[str, int] = {}
     for stmt in tree.body:
-        (kept if is_kept(stmt) else dropped).append(stmt)
-    return Stripped(tree, kept, dropped)
+        for name in _assigned_names(stmt):
+            count[name] = count.get(name, 0) + 1
+    return count
+
+
+def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bound: dict[str, int]) -> bool:
+    """An expression over literals and earlier constants of the file: arithmetic, comparisons, indexing,
+    comprehensions, pure builtins (`len(char_list)`, `[c for c in chars]`) and `string`/`math` constants.
+    Evaluating it runs no code of the project and nothing with an effect outside the module."""
+
+    def ok(n: ast.AST, local: frozenset[str]) -> bool:
+        if isinstance(n, ast.Constant):
+            return True
+        if isinstance(n, ast.Name):
+            return isinstance(n.ctx, ast.Load) and (n.id in local or n.id in consts)
+        if isinstance(n, (ast.Tuple, ast.List, ast.Set)):
+            return all(ok(e, local) for e in n.elts)
+        if isinstance(n, ast.Dict):
+            return all(k is not None and ok(k, local) for k in n.keys) and all(ok(v, local) for v in n.values)
+        if isinstance(n, ast.UnaryOp):
+            return ok(n.operand, local)
+        if isinstance(n, ast.BinOp):
+            return ok(n.left, local) and ok(n.right, local)
+        if isinstance(n, ast.BoolOp):
+            return all(ok(v, local) for v in n.values)
+        if isinstance(n, ast.Compare):
+            return ok(n.left, local) and all(ok(c, local) for c in n.comparators)
+        if isinstance(n, ast.IfExp):
+            return ok(n.test, local) and ok(n.body, local) and ok(n.orelse, local)
+        if isinstance(n, ast.Subscript):
+            return ok(n.value, local) and ok(n.slice, local)
+        if isinstance(n, ast.Slice):
+            return all(x is None or ok(x, local) for x in (n.lower, n.upper, n.step))
+        if isinstance(n, ast.Attribute):  # `string.ascii_letters`, `math.pi`
+            return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local
+        if isinstance(n, ast.Call):
+            f = n.func
+            pure = (isinstance(f, ast.Name) and f.id in PURE_BUILTINS and f.id not in bound and f.id not in local) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
+                and "math" in modules and f.value.id not in local)
+            return pure and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
+                k.arg is not None and ok(k.value, local) for k in n.keywords)
+        if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
+            inner = set(local)
+            for g in n.generators:
+                names = _target_names(g.target)
+                if names is None or g.is_async or not ok(g.iter, frozenset(inner)):
+                    return False
+                inner |= set(names)
+                if not all(ok(c, frozenset(inner)) for c in g.ifs):
+                    return False
+            fin = frozenset(inner)
+            if isinstance(n, ast.DictComp):
+                return ok(n.key, fin) and ok(n.value, fin)
+            return ok(n.elt, fin)
+        return False
+
+    return ok(node, frozenset())
+
+
+def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str], bound: dict[str, int]) -> list[str] | None:
+    """The names a top-level `NAME = <computed constant>` binds, or None when it is not one."""
+    if isinstance(stmt, ast.Assign):
+        names = [_target_names(t) for t in stmt.targets]
+        if any(n is None for n in names):
+            return None
+        flat = [x for n in names for x in n]  # type: ignore[union-attr]
+    elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+        flat = [stmt.target.id]
+    else:
+        return None
+    if not flat or not _is_computed_constant(stmt.value, consts, modules, bound):  # type: ignore[arg-type]
+        return None
+    return flat
+
+
+def _guarded(stmt: ast.stmt) -> ast.stmt:
+    """`try: stmt / except Exception: pass`: a computed constant that raises leaves its name unset (as when
+    it was not run) instead of making the whole file unloadable."""
+    handler = ast.ExceptHandler(type=ast.Name(id="Exception", ctx=ast.Load()), name=None, body=[ast.Pass()])
+    guard = ast.Try(body=[stmt], handlers=[handler], orelse=[], finalbody=[])
+    for node in (guard, handler, handler.type, handler.body[0]):
+        ast.copy_location(node, stmt)
+        node.end_lineno, node.end_col_offset = stmt.end_lineno, stmt.end_col_offset  # type: ignore[attr-defined]
+    return guard
+
+
+def classify_module(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt], list[ast.stmt]]:
+    """(kept, computed, dropped) top-level statements, in order. `computed` are constants computed from
+    literals and earlier constants (see `_is_computed_constant`); they run too, guarded."""
+    kept: list[ast.stmt] = []
+    computed: list[ast.stmt] = []
+    dropped: list[ast.stmt] = []
+    bound = _module_bindings(tree)
+    consts: set[str] = set()
+    modules: set[str] = set()
+    for stmt in tree.body:
+        if is_kept(stmt):
+            kept.append(stmt)
+            if isinstance(stmt, ast.Import):
+                for a in stmt.names:
+                    if a.asname is None and a.name in PURE_MODULES and bound.get(a.name) == 1:
+                        modules.add(a.name)
+            elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+                consts |= _assigned_names(stmt)
+            continue
+        names = _computed_constant_names(stmt, consts, modules, bound)
+        if names is not None:
+            computed.append(stmt)
+            consts |= set(names)
+        else:
+            dropped.append(stmt)
+    return kept, computed, dropped
+
+
+def strip_module(tree: ast.Module) -> Stripped:
+    kept, computed, dropped = classify_module(tree)
+    ids, keep = {id(s) for s in computed}, {id(s) for s in kept}
+    body = [(_guarded(s) if id(s) in ids else s) for s in tree.body if id(s) in ids or id(s) in keep]
+    # a computed constant's names count as dropped: if it raised, a unit that needs it is told why
+    return Stripped(tree, body, dropped + computed, kept_names_from=kept)
 
 
 # --------------------------------------------------------------------------- diff
@@ -298,7 +428,9 @@ def analyze(old_tree: ast.Module, new_tree: ast.Module, old_src: str | None = No
             a.changed_functions.append(name)
 
     def other(tree: ast.Module, kept: bool) -> list[ast.stmt]:
-        return [s for s in tree.body if not isinstance(s, DEF_TYPES) and is_kept(s) == kept]
+        k, computed, _dropped = classify_module(tree)
+        run = {id(s) for s in k + computed}
+        return [s for s in tree.body if not isinstance(s, DEF_TYPES) and (id(s) in run) == kept]
 
     def keys(stmts: list[ast.stmt], lines: list[str] | None) -> list[str]:
         return [(_segment(lines, s) if lines is not None else None) or _dump(s) for s in stmts]
