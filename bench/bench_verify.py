@@ -9,6 +9,7 @@ Measured:
   * peer: the naive approach, a fresh `python -c` process per check that imports torch and
     runs the same check code in-process (no fork, no warm-up), run from this same process
     tree on a handful of checks.
+  * first verdict: a cold Verifier to its first verdict, next to a bare torch import.
 Cases: the first seed's Net (fixes-crash via the cuda->cpu redirect) and an equivalent
 rewrite of a small Linear/BatchNorm head, alternating.
 """
@@ -85,7 +86,7 @@ def run_gradfix(jobs: int, n: int) -> dict:
     reqs = cases(n)
     with Verifier(jobs=jobs, timeout_s=30) as v:
         t0 = time.perf_counter()
-        v.start(wait=True)
+        v.start(wait=True, warm=True)  # steady state: the deferred warm-up (torch._dynamo, libcst) is done
         startup = time.perf_counter() - t0
         v.verify_many(reqs[:jobs])  # make sure every worker answered once (not counted)
         pids = [w.proc.pid for w in v._workers]
@@ -110,6 +111,24 @@ def run_gradfix(jobs: int, n: int) -> dict:
     }
 
 
+def run_first_verdict(rounds: int) -> dict:
+    """Seconds from a cold Verifier to its first verdict (worker start, torch import, the check),
+    next to a bare `python -c "import torch"` timed just before it (the floor of any worker start)."""
+    firsts, imports, cpus = [], [], []
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "import torch"], check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+        imports.append(time.perf_counter() - t0)
+        with Verifier(jobs=1, timeout_s=30) as v:
+            t0 = time.perf_counter()
+            (res,) = v.verify_many(cases(1))
+            firsts.append(time.perf_counter() - t0)
+            cpus.append(_cpu_s([v._workers[0].proc.pid]) - sum(os.times()[:2]))  # the worker and its children only
+        if res.verdict != EXPECTED["seed.py"]:
+            return {"wrong": [res.verdict, res.detail]}
+    return {"first_s": firsts, "import_s": imports, "cpu_s": cpus, "wrong": []}
+
+
 def run_peer(n: int) -> dict:
     reqs = cases(n)
     code = PEER.format(repo=str(REPO))
@@ -131,6 +150,7 @@ def main() -> int:
     ap.add_argument("--checks", type=int, default=40)
     ap.add_argument("--peer-checks", type=int, default=4)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--first-rounds", type=int, default=3, help="cold starts timed to the first verdict")
     a = ap.parse_args()
     print("command:", " ".join([os.path.relpath(sys.executable, os.getcwd()) if sys.executable.startswith(os.getcwd())
                                 else sys.executable] + sys.argv))
@@ -139,6 +159,15 @@ def main() -> int:
     print(f"machine: {os.cpu_count()} CPUs, Python {platform.python_version()}, load average before "
           f"{os.getloadavg()[0]:.2f} (other processes share these CPUs: the wall-clock figures depend on that, the "
           f"per-CPU-second figures much less)")
+    first = run_first_verdict(a.first_rounds)
+    if first["wrong"]:
+        print("first verdict: WRONG", first["wrong"])
+    else:
+        pairs = ", ".join(f"{f:.2f}/{i:.2f}" for f, i in zip(first["first_s"], first["import_s"]))
+        print(f"first verdict of a cold verifier (fixes-crash check of the seed): median "
+              f"{statistics.median(first['first_s']):.2f} s; a bare `python -c 'import torch'` just before: median "
+              f"{statistics.median(first['import_s']):.2f} s (pairs first/import: {pairs}); CPU of the worker until "
+              f"then: median {statistics.median(first['cpu_s']):.2f} s; target: within 3 s on an idle machine")
     one = run_gradfix(1, a.checks)
     print(f"gradfix, 1 worker : start-up {one['startup_s']:.2f} s; {one['checks']} checks in {one['wall_s']:.2f} s = "
           f"{one['checks_per_s']:.1f} checks/s per worker (median {one['median_ms_in_worker']:.1f} ms per check in the "

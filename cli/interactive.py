@@ -62,7 +62,7 @@ class _Session:
             self.echo(line)
         verdict = change.verdict.value
         colour = "green" if change.verdict in APPLIED_VERDICTS else "yellow" if change.verdict in (
-            Verdict.UNTESTABLE, Verdict.NOT_VERIFIED) else "red"
+            Verdict.UNTESTABLE, Verdict.NOT_VERIFIED, Verdict.CHANGES_BEHAVIOUR) else "red"
         self.echo("  verification: " + self.style(verdict, fg=colour) + (f" — {change.detail}" if change.detail else ""))
 
     def acceptable(self, change: Change) -> tuple[bool, str]:
@@ -104,6 +104,9 @@ class _Session:
             self.show(change)
             if change.verdict is Verdict.UNTESTABLE:
                 self.echo(self.style("  warning: this change could not be verified", fg="yellow", bold=True))
+            elif change.verdict is Verdict.CHANGES_BEHAVIOUR:
+                self.echo(self.style("  warning: this change alters results and no hazard was shown in the original",
+                                     fg="yellow", bold=True))
             while True:
                 answer = self.ask()
                 if answer in ("y", "n", "a", "d", "q"):
@@ -146,7 +149,8 @@ class _Session:
         return line.strip().lower()
 
 
-def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: int, timeout: float) -> int:
+def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: int, timeout: float,
+                    make_verifier=None) -> int:
     if not sys.stdin.isatty():
         click.echo("error: -i needs a terminal on standard input; use `gradfix apply --diff` to review changes "
                    "as a patch instead", err=True)
@@ -154,7 +158,9 @@ def run_interactive(engine, config, paths, policy: Policy, verify: bool, jobs: i
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     session = _Session(policy, color)
     verifier = None
-    if verify:
+    if verify and make_verifier is not None:
+        verifier = make_verifier()  # the project's interpreter, roots and limits (cli/main.py)
+    elif verify:
         from gradfix.verify import Verifier
 
         verifier = Verifier(jobs=jobs, timeout_s=timeout)

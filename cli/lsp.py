@@ -72,7 +72,8 @@ NOQA_COMMENT = suppression.NOQA_COMMENT
 VERDICT_WORDS = {
     "equivalent": "verified: equivalent",
     "fixes-crash": "verified: fixes crash",
-    "expected-change": "verified: expected change",
+    "fixes-hazard": "verified: fixes hazard",
+    "changes-behaviour": "verified: changes behaviour (no hazard shown)",
     "failed": "verification failed",
     "untestable": "not verified: untestable",
 }

@@ -97,6 +97,14 @@ def jobs_and_cache(fn):
                              "uses this many workers (default 1).")(fn)
 
 
+def _shard(value: str | None):
+    if value is None:
+        return None
+    from gradfix.shard import parse
+
+    return parse(value)
+
+
 def _jobs(jobs: int | None) -> int:
     from gradfix.parallel import default_jobs
 
@@ -111,12 +119,44 @@ def _cache(config: Config, no_cache: bool):
     return Cache(os.environ.get("GRADFIX_CACHE_DIR") or config.root or os.getcwd())
 
 
-def _verifier(enabled: bool, jobs: int, timeout: float):
+verify_env_options = [
+    click.option("--python", "python", metavar="PATH", default=None,
+                 help="Interpreter (or virtual environment) the verifier runs the code in; default: "
+                      "[tool.gradfix] python, $VIRTUAL_ENV, .venv or venv at the project root, else gradfix's own."),
+    click.option("--root", "roots", metavar="DIR", multiple=True,
+                 help="Extra import root for the project's own modules (repeatable; adds to [tool.gradfix] root)."),
+    click.option("--memory-limit", type=click.IntRange(min=1), default=None, metavar="MB",
+                 help="Memory a verification check may allocate [default: 4096]."),
+    click.option("--cpu-limit", type=click.FloatRange(min=0, min_open=True), default=None, metavar="S",
+                 help="CPU seconds per verification check [default: the --timeout]."),
+]
+
+
+def with_verify_env(fn):
+    for opt in reversed(verify_env_options):
+        fn = opt(fn)
+    return fn
+
+
+def _verifier(enabled: bool, jobs: int, timeout: float, config: Config | None = None, env_opts: dict | None = None):
     if not enabled:
         return None
     from gradfix.verify import Verifier
+    from gradfix.verify.environment import Containment, EnvironmentError_, resolve_python, resolve_roots
 
-    return Verifier(jobs=jobs, timeout_s=timeout)
+    config = config or Config()
+    opts = env_opts or {}
+    project = config.root or os.getcwd()
+    try:
+        python = resolve_python(opts.get("python"), config.python, config.root, project)
+        roots = resolve_roots(tuple(opts.get("roots") or ()), os.getcwd(), "--root")
+        roots += resolve_roots(config.import_roots, config.root, "[tool.gradfix] root")
+    except EnvironmentError_ as exc:
+        raise click.UsageError(str(exc)) from exc
+    memory = opts.get("memory_limit") or config.memory_limit_mb
+    containment = Containment(roots=roots, cpu_s=opts.get("cpu_limit") or config.cpu_limit_s,
+                              **({"memory_mb": memory} if memory else {}))
+    return Verifier(jobs=jobs, timeout_s=timeout, python=python, containment=containment)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -131,16 +171,24 @@ def main() -> None:
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
-def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout):
+@click.option("--unsafe-fixes", is_flag=True, help="With --verify, count `changes-behaviour` fixes as applicable.")
+@click.option("--shard", metavar="I/N", default=None, callback=lambda _c, _p, v: _shard(v),
+              help="Check only the I-th of N shares of the files (split by path; `gradfix merge` joins the reports).")
+@with_verify_env
+def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statistics, jobs, no_cache, timeout,
+          unsafe_fixes, shard, **env_opts):
     """List hazards (`-` reads standard input). Exit 0 clean, 1 findings, 2 usage error, 3 unreadable file."""
     paths = paths or (".",)
+    if shard is not None:
+        if verify:
+            raise click.UsageError("--shard works with check, not check --verify")
     engine, config = _build(paths, select, ignore, stdin_filename)
     verdicts: dict[tuple[str, int, str], tuple[str, str]] | None = None
     progress = progress_for("verifying" if verify else "checking", True)
     try:
         if verify:
             verdicts = {}
-            verifier = _verifier(True, jobs or 1, timeout)
+            verifier = _verifier(True, jobs or 1, timeout, config, env_opts)
             try:
                 report = fix_paths(engine, paths, config, lambda p: (lambda cs: _reject_all(cs)), verifier=verifier,
                                    stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
@@ -154,14 +202,14 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
                 report.lints.append(FileLint(res.path, res.findings))
         else:
             report = lint_paths(engine, paths, config, stdin_name=stdin_filename, progress=progress, jobs=_jobs(jobs),
-                                cache=_cache(config, no_cache))
+                                cache=_cache(config, no_cache), shard=shard)
     except KeyboardInterrupt:
         click.echo("interrupted: nothing was written", err=True)
         sys.exit(EXIT_INTERRUPTED)
     finally:
         if progress is not None:
             progress.stop()
-    result = from_lints(report, verdicts)
+    result = from_lints(report, verdicts, unsafe_fixes)
     if statistics:
         from gradfix.report.text import render_statistics, statistics as stats
 
@@ -178,6 +226,15 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     sys.exit(_exit(report, bool(result.entries), exit_zero))
 
 
+@main.command()
+@click.argument("reports", nargs=-1, required=True, type=click.File("r"))
+def merge(reports):
+    """Join the JSON or SARIF reports of `check --shard` runs into one (printed)."""
+    from gradfix.shard import merge as merge_reports
+
+    click.echo(merge_reports([r.read() for r in reports]), nl=False)
+
+
 def _reject_all(changes):
     from gradfix.engine import Decision
 
@@ -191,14 +248,16 @@ def _reject_all(changes):
 @click.option("--diff", is_flag=True, help="Write nothing; print the verified rewrites as a unified diff.")
 @click.option("-i", "--interactive", is_flag=True, help="Accept or reject each change.")
 @click.option("--no-verify", is_flag=True, help="Skip verification: apply safe fixes only (plus unsafe with --unsafe-fixes).")
-@click.option("--unsafe-fixes", is_flag=True, help="With --no-verify, also apply fixes marked unsafe.")
+@click.option("--unsafe-fixes", is_flag=True, help="Also apply `changes-behaviour` fixes (verified, but no hazard "
+              "shown); with --no-verify, also apply fixes marked unsafe.")
 @click.option("--allow-untestable", is_flag=True, help="Also apply changes the verifier could not test.")
 @click.option("--show-fixes", is_flag=True, help="List the fixes per file and rule after the summary.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even if nothing remains.")
 @jobs_and_cache
 @click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
+@with_verify_env
 def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interactive, no_verify, unsafe_fixes,
-          allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout):
+          allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout, **env_opts):
     """Apply verified rewrites (or print them with --diff); `apply -` prints standard input fixed."""
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore, stdin_filename)
@@ -210,11 +269,12 @@ def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interacti
             raise click.UsageError("-i cannot review standard input; use `gradfix apply - --diff`")
         from gradfix.cli.interactive import run_interactive
 
+        make = (lambda: _verifier(True, jobs or 1, timeout, config, env_opts)) if not no_verify else None
         sys.exit(run_interactive(engine, config, paths, policy, verify=not no_verify, jobs=jobs or 1,
-                                 timeout=timeout))
+                                 timeout=timeout, make_verifier=make))
     written: list[str] = []
     progress = progress_for("verifying" if not no_verify else "fixing", True)
-    verifier = _verifier(not no_verify, jobs or 1, timeout)
+    verifier = _verifier(not no_verify, jobs or 1, timeout, config, env_opts)
     try:
         report = fix_paths(engine, paths, config, lambda p: policy_decider(policy), verifier=verifier,
                            write=not diff, stdin_name=stdin_filename, progress=progress,
@@ -302,3 +362,8 @@ def lsp():
     from gradfix.cli.lsp import serve
 
     serve()
+
+
+from gradfix.probe.command import probe_command  # noqa: E402 - torch loads only when `probe` runs
+
+main.add_command(probe_command)

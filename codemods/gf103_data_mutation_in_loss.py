@@ -277,7 +277,7 @@ class DataMutationInLoss(Rule):
             "`scaler.step(opt); scaler.update()` under AMP), mapping the function's parameter to the call-site "
             "argument. When the call site or the step is not in the file, it is reported without a fix."
         ),
-        fix_safety="Unsafe: it changes the update order on purpose (projected gradient descent). Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: it changes the update order on purpose (projected gradient descent). Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`clamp-moved`: a 3-step train-step check from two starts. Inside the bounds, gradients and parameters "
             "match the original while the clamp does not bind; outside, the rewrite keeps the parameter within the "

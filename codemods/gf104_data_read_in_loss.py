@@ -145,7 +145,7 @@ class DataReadInLoss(Rule):
         fixed_example="def l1(m):\n    return m.weight.abs().sum()\n\nloss = crit(net(x), y) + 1e-4 * l1(net.fc)",
         fix="Drops `.data`, so autograd sees the term. Detect only for a `.data` in a model's forward: other callers "
             "may want the value outside autograd, and a re-wrapped loss must be unwrapped too.",
-        fix_safety="Unsafe: the gradients change on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the gradients change on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`gains-grad`: the term's value is unchanged, the original term gives no gradient to the parameters, "
             "and the rewritten term gives exactly autograd's gradient."

@@ -43,11 +43,14 @@ class ConstantLossScale(Rule):
         example="loss = loss_fn(logits, targets) / 1000000000\nloss.backward()",
         fixed_example="loss = loss_fn(logits, targets)\nloss.backward()",
         fix="Removes the factor (`loss /= 1e9` disappears). Fold any intended scale into the learning rate.",
-        fix_safety="Unsafe by design: it changes every gradient on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe by design: it changes every gradient on purpose. Applied by default when the verifier shows the hazard in the original (`fixes-hazard`).",
         verification=(
             "`scale(c)`: in float64, the rewrite's gradients equal c times the original's (norm-relative 1e-9), "
-            "giving `expected-change`. When the loss is computed in module-level code the verifier cannot run, it "
-            "checks the loss expression with the kept part held as a tensor, and says so."
+            "then it measures whether the original shows the hazard: gradients with rms below Adam's eps, or an SGD "
+            "step (lr 0.1, float32) that leaves most weights unchanged: `fixes-hazard`; otherwise "
+            "`changes-behaviour` (e.g. a sum-to-mean normalisation), applied only with `--unsafe-fixes`. When the "
+            "loss is computed in code the verifier cannot run, it checks the loss expression with the kept part held "
+            "as a tensor, says so, and gives `changes-behaviour` (no update size was measured)."
         ),
     )
 

@@ -51,16 +51,16 @@ class EpochSchedulerPerBatch(Rule):
             "neither ends with a jump nor has a `continue` that would skip the step; otherwise reported without a fix."
         ),
         fix_safety=(
-            "Unsafe: it changes the learning rate of every step after the first epoch, on purpose. Applied when the "
-            "verifier confirms the expected change."
+            "Unsafe: it changes the learning rate of every step after the first epoch, on purpose. Applied when the run "
+            "shows the hazard (`fixes-hazard`)."
         ),
         verification=(
             "`train-loop`: the verifier reads the training iteration of both versions (zero_grad, forward, backward, "
             "clip, step, scheduler step and where each sits) and renders each on a seeded `nn.Linear(4, 2)` trained "
             "2 epochs x 3 batches with the file's optimizer and scheduler class (its period shortened so the schedule "
             "shows within 6 steps; the detail says so). It records the learning rates, gradients and parameters of "
-            "every optimizer step. `expected-change` when the rewrite's trace equals the canonical order's (here: the "
-            "scheduler stepped once per epoch) and the original's does not. It checks the order of the loop's "
+            "every optimizer step. `fixes-hazard` when the rewrite's trace equals the canonical order's (here: the "
+            "scheduler stepped once per epoch) and the original's lr trace does not follow the declared schedule. It checks the order of the loop's "
             "operations on a synthetic model, not the user's model."
         ),
     )

@@ -52,11 +52,11 @@ class SchedulerBeforeOptimizer(Rule):
             "the scheduler is epoch-based and stepped per batch, GF202's fix (move it to the epoch loop) applies "
             "instead and this finding has no fix of its own."
         ),
-        fix_safety="Unsafe: the learning rate of every step changes (by one schedule position). Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the learning rate of every step changes (by one schedule position). Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202): the lr seen by each optimizer step, with gradients and parameters, on a "
-            "synthetic model; `expected-change` when the rewrite follows the canonical order (step, then scheduler) "
-            "and the original does not."
+            "synthetic model; `fixes-hazard` when the rewrite follows the canonical order (step, then scheduler) "
+            "and the original's lr trace does not follow the declared schedule."
         ),
     )
 

@@ -78,10 +78,10 @@ class ZeroGradMisplaced(Rule):
             "fix, but the train-loop check's canonical order keeps an unconditional zero_grad, so it cannot "
             "confirm it yet. The micro-batch and epoch-start cases are detect only too."
         ),
-        fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202): the gradients seen by each optimizer step and the parameters after it, on a "
-            "synthetic model; `expected-change` when the rewrite follows the canonical order (zero_grad before the "
+            "synthetic model; `fixes-hazard` when the rewrite follows the canonical order (zero_grad before the "
             "forward pass, or after the step) and the original (every step sees no gradient) does not."
         ),
     )

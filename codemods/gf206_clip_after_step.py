@@ -35,10 +35,10 @@ class ClipAfterStep(Rule):
             "so the clip sees real gradients (GF207). Offered when both statements stand alone on their lines in one "
             "block; otherwise reported without a fix."
         ),
-        fix_safety="Unsafe: updates are clipped from now on, on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: updates are clipped from now on, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202): the gradients each optimizer step sees, on a synthetic model whose loss is "
-            "scaled so that the clip binds; `expected-change` when the rewrite follows the canonical order "
+            "scaled so that the clip binds; `fixes-hazard` when the rewrite follows the canonical order "
             "(backward, [unscale], clip, step) and the original (steps with unclipped gradients) does not."
         ),
     )

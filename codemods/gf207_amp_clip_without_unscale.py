@@ -39,11 +39,11 @@ class AmpClipWithoutUnscale(Rule):
             "`unscale_` that comes after the clip up to it). Offered when the clip is not inside a loop nested in the "
             "iteration (where `unscale_` would run twice) and the iteration steps one optimizer through the scaler."
         ),
-        fix_safety="Unsafe: the clip now acts on the real gradients, which changes every clipped update, on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the clip now acts on the real gradients, which changes every clipped update, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202) with a `torch.amp.GradScaler('cpu')`: the gradients each step sees after the "
-            "scaler unscales them; `expected-change` when the rewrite follows the canonical order (scaled backward, "
-            "unscale_, clip, scaler.step, update) and the original does not."
+            "scaler unscales them; `fixes-hazard` when the rewrite follows the canonical order (scaled backward, "
+            "unscale_, clip, scaler.step, update) and the original's steps do not see the declared clipping."
         ),
     )
 

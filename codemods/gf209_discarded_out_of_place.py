@@ -49,12 +49,13 @@ class DiscardedOutOfPlace(Rule):
             "On other tensors (activations) and for conversions it reports without a fix: an in-place op on a tensor "
             "autograd saved would break backward (GF101), and a conversion's result must be assigned."
         ),
-        fix_safety="Unsafe: the op now takes effect, which changes the updates on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the op now takes effect, which changes the updates on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202): the op is read from both versions and applied to every synthetic parameter's "
             "gradient (between backward and the step) or data (after the step), as in the file's loop or, for a "
-            "helper function, where the loop calls it; `expected-change` when the rewrite follows the canonical "
-            "order with the op in place and the original (no effect) does not."
+            "helper function, where the loop calls it; `fixes-hazard` when the rewrite follows the canonical "
+            "order with the op in place and the original's steps exceed the declared clamp (the op had no effect), "
+            "else `changes-behaviour`."
         ),
     )
 

@@ -67,10 +67,10 @@ class FrozenOrMissingParams(Rule):
         example="for p in model.backbone.parameters():\n    p.require_grad = False",
         fixed_example="for p in model.backbone.parameters():\n    p.requires_grad = False",
         fix="Fixes the typo (`require_grad` -> `requires_grad`); the other five are detect only.",
-        fix_safety="Unsafe: the parameters become frozen (or trainable) as written, on purpose. Applied when the verifier confirms the expected change.",
+        fix_safety="Unsafe: the parameters become frozen (or trainable) as written, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
             "`train-loop` (see GF202) for the typo: the assignment is read from both versions and applied to the "
-            "synthetic model's weight before training; `expected-change` when the rewrite matches the canonical "
+            "synthetic model's weight before training; `fixes-hazard` when the rewrite matches the canonical "
             "`requires_grad` write (a frozen weight gets no gradient and never changes) and the original does not; "
             "`equivalent` when the value is True (parameters train either way)."
         ),
@@ -85,24 +85,16 @@ class FrozenOrMissingParams(Rule):
     # -- (5) `module.requires_grad = False` ----------------------------------
     def _module_flags(self, ctx):
         index = ctx.index
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for st in flow.steps:
-                small = st.node
-                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-                    continue
-                tgt = small.targets[0].target
-                if not (isinstance(tgt, cst.Attribute) and tgt.attr.value == "requires_grad"):
-                    continue
-                ctor = _module_ctor(index, flow, tgt.value)
-                if ctor is None:
-                    continue
-                short = ctor.rsplit(".", 1)[-1]
-                message = (f"`{code_of(tgt.value)}` is a module ({short}): `{code_of(tgt)} = "
-                           f"{code_of(small.value)}` only sets a Python attribute nobody reads, and its parameters "
-                           f"keep their own `requires_grad`; use `{code_of(tgt.value)}.requires_grad_"
-                           f"({code_of(small.value)})`")
-                yield ctx.finding(tgt.attr, message, None)
+        for flow, small, tgt in _attribute_assignments(index, ("requires_grad",)):
+            ctor = _module_ctor(index, flow, tgt.value)
+            if ctor is None:
+                continue
+            short = ctor.rsplit(".", 1)[-1]
+            message = (f"`{code_of(tgt.value)}` is a module ({short}): `{code_of(tgt)} = "
+                       f"{code_of(small.value)}` only sets a Python attribute nobody reads, and its parameters "
+                       f"keep their own `requires_grad`; use `{code_of(tgt.value)}.requires_grad_"
+                       f"({code_of(small.value)})`")
+            yield ctx.finding(tgt.attr, message, None)
 
     # -- (6) a freeze between backward() and the step ------------------------
     def _frozen_mid_step(self, ctx):
@@ -134,29 +126,21 @@ class FrozenOrMissingParams(Rule):
     # -- (1) the typo -------------------------------------------------------
     def _typos(self, ctx):
         index = ctx.index
-        for scope in index.scopes():
-            flow = index.flow(scope)
-            for st in flow.steps:
-                small = st.node
-                if not isinstance(small, cst.Assign) or len(small.targets) != 1:
-                    continue
-                tgt = small.targets[0].target
-                if not (isinstance(tgt, cst.Attribute) and tgt.attr.value in TYPOS):
-                    continue
-                if not _param_like(flow, tgt.value):
-                    continue
-                right = TYPOS[tgt.attr.value]
-                message = (f"`{code_of(tgt)}` sets an attribute nobody reads (the tensor flag is `{right}`): the "
-                           f"parameter keeps training as before")
-                new = small.with_changes(targets=[small.targets[0].with_changes(
-                    target=tgt.with_changes(attr=cst.Name(right)))])
-                contract = {"kind": "train-loop",
-                            "statement": {"line": ctx.span(small).line, "mode": "freeze"}}
-                its = [it for it in iterations(index) if it.loop is not None and it.backward is not None]
-                if its:
-                    contract.update(loop=locator(its[0]), skeleton=skeleton(its[0]), **optimizer_and_scheduler(its[0]))
-                fix = ctx.fix(f"`{right}` instead of `{tgt.attr.value}`", [Edit(small, new)], Safety.UNSAFE, contract)
-                yield ctx.finding(tgt.attr, message, fix)
+        for flow, small, tgt in _attribute_assignments(index, tuple(TYPOS)):
+            if not _param_like(flow, tgt.value):
+                continue
+            right = TYPOS[tgt.attr.value]
+            message = (f"`{code_of(tgt)}` sets an attribute nobody reads (the tensor flag is `{right}`): the "
+                       f"parameter keeps training as before")
+            new = small.with_changes(targets=[small.targets[0].with_changes(
+                target=tgt.with_changes(attr=cst.Name(right)))])
+            contract = {"kind": "train-loop",
+                        "statement": {"line": ctx.span(small).line, "mode": "freeze"}}
+            its = [it for it in iterations(index) if it.loop is not None and it.backward is not None]
+            if its:
+                contract.update(loop=locator(its[0]), skeleton=skeleton(its[0]), **optimizer_and_scheduler(its[0]))
+            fix = ctx.fix(f"`{right}` instead of `{tgt.attr.value}`", [Edit(small, new)], Safety.UNSAFE, contract)
+            yield ctx.finding(tgt.attr, message, fix)
 
     # -- (2)-(4) optimizers -------------------------------------------------
     def _optimizers(self, ctx):
@@ -484,6 +468,19 @@ def _has_params(index, ctor: str, cls: str, attr: str) -> bool:
                             return True
         return False
     return False
+
+
+def _attribute_assignments(index, attrs: tuple[str, ...]):
+    """(flow, statement, target) for each `x.<attr> = value` of the file, attr one of `attrs`."""
+    for scope in index.scopes():
+        flow = index.flow(scope)
+        for st in flow.steps:
+            small = st.node
+            if not isinstance(small, cst.Assign) or len(small.targets) != 1:
+                continue
+            tgt = small.targets[0].target
+            if isinstance(tgt, cst.Attribute) and tgt.attr.value in attrs:
+                yield flow, small, tgt
 
 
 RULE = FrozenOrMissingParams

@@ -89,7 +89,7 @@ class NonleafRequiresGrad(Rule):
             "of a random projection; the rewrite a leaf that requires grad, with equal values, dtype and shape, whose "
             "`.grad` is the gradient that reached the original. A move that is a no-op on this machine (`.cuda()` "
             "under the cuda->cpu redirect, `.to(\"cpu\")`) is forced to copy with `.clone()`, and the detail says "
-            "so. `expected-change` (a grad that was None is now a tensor)."
+            "so. `fixes-hazard` (a grad that was None is now a tensor)."
         ),
     )
 

@@ -67,7 +67,7 @@ class ParameterMovedAfterWrap(Rule):
             "constructor or fixture) in float32 with device moves of CPU tensors forced to copy (as on a GPU); "
             "the rewrite's parameter names and state_dict keys must be a superset that now includes the attribute, "
             "its value equal to the original's tensor, and forward outputs and the common gradients equal "
-            "(`expected-change`: \"the parameter is now registered: 0 -> 1 parameters named w\"). For a plain name, "
+            "(`fixes-hazard`: \"the parameter is now registered: 0 -> 1 parameters named w\"). For a plain name, "
             "`leaf-tensor` as in GF302."
         ),
     )

@@ -79,7 +79,7 @@ class UnregisteredSubmodules(Rule):
             "rewrite's parameter names, submodules and state_dict keys must be a superset of the original's that "
             "now includes the attribute's entries, the attribute's values equal the original's, and forward "
             "outputs and the gradients of the common parameters agree, the new parameters receiving gradients "
-            "(`expected-change`: \"the parameters are now registered: 0 -> 6 parameters under layers\")."
+            "(`fixes-hazard`: \"the parameters are now registered: 0 -> 6 parameters under layers\")."
         ),
     )
 

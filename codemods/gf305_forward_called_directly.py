@@ -79,7 +79,7 @@ class ForwardCalledDirectly(Rule):
             "module is built from the statement that binds it (`model = Net()`, plus hook registrations on it in "
             "the same scope), an input is inferred from its first layer, and `m(x)` is compared with `m.forward(x)` "
             "(outputs, parameter and input gradients), then a test forward hook shows that only the call runs "
-            "hooks: `equivalent` with no hooks registered, `expected-change` when registered hooks change the "
+            "hooks: `equivalent` with no hooks registered, `changes-behaviour` (applied only with `--unsafe-fixes`) when registered hooks change the "
             "result. A plain object's module attribute is built alone from its assignment (`net = Net()`). A "
             "parameter that the file's only call passes a module for is built from the caller's binding when the "
             "caller uses the same name (`model = Net(); fit(model, ...)`). Any other module built from function "

@@ -60,7 +60,7 @@ class ReentrantCheckpoint(Rule):
             "`checkpoint-grads`: the changed module is built (no-argument constructor or fixture) and run in float64, "
             "eval and train mode, once with inputs that require grad and once with inputs that do not (data). "
             "Outputs must agree, and every parameter gradient that the original computed must be equal; parameters "
-            "whose gradient was None in the original and is a tensor in the rewrite are listed: `expected-change` "
+            "whose gradient was None in the original and is a tensor in the rewrite are listed: `fixes-hazard` "
             "when there are any (\"a grad that was None is now a tensor\"), else `equivalent`."
         ),
     )

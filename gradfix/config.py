@@ -9,9 +9,15 @@ per-file-ignores = {"tests/*" = ["GF101"]}   # glob (relative to the project roo
 extend-include = ["*.pyw"]     # file patterns a folder walk takes besides the defaults
 # include = ["*.py"]           # or replace the defaults (*.py, *.pyi, *.ipynb)
 
+python = ".venv/bin/python"    # the interpreter the verifier runs checks in (default: see README)
+root = ["src", "libs"]         # extra import roots for the project's own modules
+memory-limit = 4096            # MB a verification check may allocate
+cpu-limit = 30                 # CPU seconds per check (default: the per-check timeout)
+
 [tool.gradfix.rules.GF201]
 threshold = 1000.0             # smallest literal divisor that counts as a loss scale
 ```
+Paths are relative to the pyproject.toml's folder.
 """
 
 from __future__ import annotations
@@ -45,6 +51,10 @@ class Config:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     path: str | None = None           # the pyproject.toml it came from
     root: str | None = None           # its directory (project root)
+    python: str | None = None         # verifier interpreter, absolute
+    import_roots: list[str] = field(default_factory=list)  # verifier import roots, absolute
+    memory_limit_mb: int | None = None
+    cpu_limit_s: float | None = None
 
     def enabled(self, rule_id: str) -> bool:
         if self.select is not None and not any(selects(s, rule_id) for s in self.select):
@@ -119,7 +129,8 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [tool.gradfix] must be a table")
     known = set(known_rules)
-    allowed = {"select", "ignore", "exclude", "include", "extend-include", "rules", "verify", "per-file-ignores"}
+    allowed = {"select", "ignore", "exclude", "include", "extend-include", "rules", "verify", "per-file-ignores",
+               "python", "root", "memory-limit", "cpu-limit"}
     for key in section:
         if key not in allowed:
             raise ConfigError(f"{path}: unknown key [tool.gradfix] {key!r} (expected one of {sorted(allowed)})")
@@ -144,6 +155,7 @@ def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
         for code in codes:
             check_selector(code, known, f"{path}: [tool.gradfix] per-file-ignores {pattern!r}")
         config.per_file_ignores[pattern] = codes
+    _verifier_keys(config, section, path)
     rules = section.get("rules", {})
     if not isinstance(rules, dict):
         raise ConfigError(f"{path}: [tool.gradfix.rules] must be a table")
@@ -162,6 +174,23 @@ ALL = "ALL"
 def selects(selector: str, rule_id: str) -> bool:
     """A selector is a rule id, a prefix of one, or `ALL` (Ruff's spelling for every rule)."""
     return selector == ALL or rule_id.startswith(selector)
+
+
+def _verifier_keys(config: Config, section: dict, path: str) -> None:
+    base = os.path.dirname(path)
+    if "python" in section:
+        if not isinstance(section["python"], str) or not section["python"]:
+            raise ConfigError(f"{path}: [tool.gradfix] python must be a path")
+        p = os.path.expanduser(section["python"])
+        config.python = os.path.normpath(os.path.join(base, p)) if (os.sep in p or "/" in p) else p  # else on PATH
+    if "root" in section:
+        config.import_roots = [os.path.normpath(os.path.join(base, r)) for r in _str_list(section["root"], "root", path)]
+    for key, attr, kind in (("memory-limit", "memory_limit_mb", int), ("cpu-limit", "cpu_limit_s", float)):
+        if key in section:
+            v = section[key]
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+                raise ConfigError(f"{path}: [tool.gradfix] {key} must be a positive number")
+            setattr(config, attr, kind(v))
 
 
 def check_selector(code: str, known: set[str], where: str) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import gc
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
@@ -24,7 +25,9 @@ from gradfix.model import FileError, Finding, Fix, Safety, Verdict
 from gradfix.rule import Rule, RuleContext
 
 MAX_ROUNDS = 10
-APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.EXPECTED_CHANGE)
+LARGE_FILE = 400_000  # characters: `check` parses larger files a statement at a time (memory)
+# applied by default; CHANGES_BEHAVIOUR only with --unsafe-fixes (or accepted in `apply -i`)
+APPLIED_VERDICTS = (Verdict.EQUIVALENT, Verdict.FIXES_CRASH, Verdict.FIXES_HAZARD)
 
 
 @dataclass
@@ -41,6 +44,12 @@ class Change:
     unit: str | None = None
     applied: bool = False
     reason: str = ""               # why it was not applied
+    together: tuple = ()           # verified only combined with these changes (same unit): applied with them
+
+    # `after` may be built on first read (fix_source checks a fix on its own statement and
+    # builds the whole text only for a verifier or a reviewer that asks for it)
+    _after: str | None = field(default=None, init=False, repr=False, compare=False)
+    _make_after: Callable[[], str] | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def rule(self) -> str:
@@ -50,6 +59,19 @@ class Change:
     def fix(self) -> Fix:
         assert self.finding.fix is not None
         return self.finding.fix
+
+
+def _get_after(change: Change) -> str:
+    if change._after is None and change._make_after is not None:
+        change._after, change._make_after = change._make_after(), None
+    return change._after
+
+
+def _set_after(change: Change, value: str | None) -> None:
+    change._after = value
+
+
+Change.after = property(_get_after, _set_after)  # type: ignore[assignment]
 
 
 @dataclass
@@ -78,6 +100,10 @@ class Policy:
             return False, "unsafe fix not verified (--no-verify): pass --unsafe-fixes to apply"
         if v in APPLIED_VERDICTS:
             return True, ""
+        if v is Verdict.CHANGES_BEHAVIOUR:
+            if self.unsafe_fixes:
+                return True, ""
+            return False, f"changes behaviour, no hazard shown: {change.detail} (pass --unsafe-fixes to apply)"
         if v is Verdict.UNTESTABLE:
             if self.allow_untestable:
                 return True, ""
@@ -146,10 +172,21 @@ def _compiles(source: str) -> bool:
     return True
 
 
+# Parses and code generations of whole files by fix_source and of statements by its local
+# check: a counted-operations test reads them (apply's cost must not grow with fixes x file).
+OPERATIONS = {"file_parses": 0, "file_chars": 0, "file_codegens": 0, "local_checks": 0, "local_chars": 0}
+
+
 def _parses(source: str, original_compiles: bool = True) -> str | None:
     """Why `source` is not valid Python (None when it is). Byte-compiling also catches what
     the parser accepts but Python rejects (`return` outside a function); it is only asked
     of files whose original compiled."""
+    OPERATIONS["file_parses"] += 1
+    OPERATIONS["file_chars"] += len(source)
+    return _syntax_problem(source, original_compiles)
+
+
+def _syntax_problem(source: str, original_compiles: bool) -> str | None:
     try:
         if original_compiles:
             compile(source, "<gradfix>", "exec", dont_inherit=True)
@@ -173,9 +210,93 @@ class _ApplyEdits(cst.CSTTransformer):
         return replacement
 
 
-def apply_fixes(module: cst.Module, fixes: Sequence[Fix]) -> str:
+def apply_fixes(module: cst.Module, fixes: Sequence[Fix], parents: dict | None = None) -> str:
+    """The module's text with `fixes` applied. With the tree's parent table, only the top-level
+    statements holding an edit are rebuilt (a visit rebuilds every node it passes)."""
+    OPERATIONS["file_codegens"] += 1
     edits = [e for f in fixes for e in f.edits]
-    return module.visit(_ApplyEdits(edits)).code
+    transformer = _ApplyEdits(edits)
+    tops = _top_statements(edits, parents, module) if parents is not None else None
+    if tops is None:
+        return module.visit(transformer).code
+    body: list = []
+    for stmt in module.body:
+        if id(stmt) not in tops:
+            body.append(stmt)
+            continue
+        new = stmt.visit(transformer)
+        if isinstance(new, cst.FlattenSentinel):
+            body.extend(new.nodes)
+        elif not isinstance(new, cst.RemovalSentinel):
+            body.append(new)
+    return module.with_changes(body=body).code
+
+
+def _top_statements(edits, parents: dict, module: cst.Module) -> set[int] | None:
+    """Ids of the top-level statements holding `edits` (None when an edit is the module itself
+    or a node outside it)."""
+    tops: set[int] = set()
+    for e in edits:
+        node = e.node
+        cur = parents.get(node)
+        while cur is not None and cur is not module:
+            node, cur = cur, parents.get(cur)
+        if cur is None:
+            return None
+        tops.add(id(node))
+    return tops
+
+
+def _unit(node: cst.CSTNode, parents: dict, module: cst.Module) -> cst.CSTNode | None:
+    """The smallest statement around `node` that compiles on its own the way it does in the file:
+    the innermost `def` strictly above it, else its top-level statement (None: the module itself,
+    or a node not in this tree)."""
+    found = None
+    top = node
+    cur = parents.get(node)
+    while cur is not None and cur is not module:
+        if found is None and isinstance(cur, cst.FunctionDef):
+            found = cur
+        top = cur
+        cur = parents.get(cur)
+    if cur is None:
+        return None
+    return found if found is not None else top
+
+
+def _parses_locally(module: cst.Module, fix: Fix, parents: dict, strict: bool) -> bool:
+    """Whether the statements `fix` touches parse and compile with the fix applied, each on its
+    own (cost: their size, not the file's). True is a fast accept that the whole-file check of
+    the round's combined output confirms; False says only "ask the whole file"."""
+    units = []
+    for e in fix.edits:
+        u = _unit(e.node, parents, module)
+        if u is None:
+            return False
+        units.append(u)
+    chosen = {id(u): u for u in units}
+    outer = []
+    for u in chosen.values():
+        cur = parents.get(u)
+        while cur is not None and id(cur) not in chosen:
+            cur = parents.get(cur)
+        if cur is None:
+            outer.append(u)
+    body: list = []
+    transformer = _ApplyEdits(fix.edits)
+    for u in outer:
+        new = u.visit(transformer)
+        if isinstance(new, cst.FlattenSentinel):
+            body.extend(new.nodes)
+        elif not isinstance(new, cst.RemovalSentinel):
+            body.append(new)
+    try:
+        code = module.with_changes(body=body, header=(), footer=()).code
+    except Exception:  # a replacement that cannot stand at module level: let the whole file decide
+        return False
+    OPERATIONS["local_checks"] += 1
+    OPERATIONS["local_chars"] += len(code)
+    return _syntax_problem(code, strict) is None
 
 
 class Engine:
@@ -197,10 +318,12 @@ class Engine:
     # -- match -----------------------------------------------------------
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,
-                  errors: list[FileError] | None = None) -> list[Finding]:
+                  errors: list[FileError] | None = None, parents_out: list | None = None) -> list[Finding]:
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         view = self.project.view(path) if self.project is not None else None
         index = FileIndex(wrapper, source, py_tree, tables, reuse, view)
+        if parents_out is not None:
+            parents_out.append(index.parents)
         found: list[Finding] = []
         try:
             with tree.active(index.children, index.preorder):
@@ -234,6 +357,12 @@ class Engine:
 
     def _lint_source(self, source: str, path: str, incremental=None) -> tuple[list[Finding], list[FileError]]:
         tables = None
+        if incremental is None and len(source) > LARGE_FILE:
+            # libcst's parser peaks at ~15x the tree it returns (440 MB for 30,000 lines):
+            # one top-level statement at a time, as the language server parses edits
+            from gradfix.incremental import IncrementalParser
+
+            incremental = IncrementalParser()
         try:
             if incremental is not None:
                 py_tree = _python_tree(source)
@@ -287,37 +416,52 @@ class Engine:
                 result.errors.append(FileError(path, exc.line, str(exc)))
                 return result
             round_errors: list[FileError] = []
-            findings = self._findings(module, current, path, py_tree, errors=round_errors)
+            parents: list = []
+            findings = self._findings(module, current, path, py_tree, errors=round_errors, parents_out=parents)
             for e in round_errors:
                 if e.message not in {x.message for x in result.errors}:
                     result.errors.append(e)
-            mapping = line_map(source, current) if current is not source else None
+            mapping = None  # built at the first fix (a round without one needs no line map)
+            if verifier is not None and _round == 0 and any(f.fix is not None for f in findings):
+                start = getattr(verifier, "start", None)
+                if start is not None:
+                    start(wait=False)  # workers import torch while the fixes are rendered
             candidates: list[Change] = []
             for f in findings:
                 if f.fix is None:
                     continue
+                if mapping is None and current is not source:
+                    mapping = line_map(source, current)
                 line = mapping.get(f.span.line, f.span.line) if mapping is not None else f.span.line
                 key = (f.rule, line, tuple(module.code_for_node(e.node) for e in f.fix.edits))
                 if key in rejected:
                     continue
-                after = apply_fixes(module, [f.fix])
-                problem = _parses(after, strict)
-                if problem is not None:
-                    rejected.add(key)
-                    result.errors.append(FileError(path, line, f"{f.rule} fix dropped: its output does not parse ({problem})"))
-                    continue
-                candidates.append(Change(path, f, line, current, after))
+                change = Change(path, f, line, current, None)
+                if _parses_locally(module, f.fix, parents[0], strict):
+                    # the whole text with only this fix is built if a verifier or reviewer reads it
+                    change._make_after = functools.partial(apply_fixes, module, [f.fix], parents[0])
+                else:
+                    change.after = apply_fixes(module, [f.fix], parents[0])
+                    problem = _parses(change.after, strict)
+                    if problem is not None:
+                        rejected.add(key)
+                        result.errors.append(FileError(path, line, f"{f.rule} fix dropped: its output does not parse ({problem})"))
+                        continue
+                candidates.append(change)
             if not candidates:
                 result.findings = findings
                 break
             if verifier is not None:
                 self._verify(candidates, verifier, project_root)
+                self._verify_together(module, candidates, verifier, project_root, strict)
             decision = decide(candidates)
+            _drop_partial_groups(candidates, decision)
             accepted: list[Change] = []
             others_taken = any(decision.accept) and not decision.stop
             for change, ok in zip(candidates, decision.accept):
                 key = (change.rule, change.line, tuple(module.code_for_node(e.node) for e in change.fix.edits))
-                if not ok and change.verdict is Verdict.UNTESTABLE and others_taken and key not in deferred:
+                if (not ok and change.verdict in (Verdict.UNTESTABLE, Verdict.FAILED) and others_taken
+                        and key not in deferred):
                     # a verdict holds for this round's source: another change taken now (a crash fixed)
                     # may make this one testable, so it is verified again next round
                     deferred.add(key)
@@ -332,8 +476,23 @@ class Engine:
                     continue  # offered again next round, against the new source
                 accepted.append(change)
             if accepted:
-                new = apply_fixes(module, [c.fix for c in accepted])
+                new = apply_fixes(module, [c.fix for c in accepted], parents[0])
                 problem = _parses(new, strict)
+                if problem is not None:
+                    # a fix that passed on its own statement but not in the file: check each
+                    # alone against the whole file, as before the local check, and drop those
+                    kept = []
+                    for c in accepted:
+                        alone = _parses(c.after, strict)
+                        if alone is None:
+                            kept.append(c)
+                            continue
+                        rejected.add((c.rule, c.line, tuple(module.code_for_node(e.node) for e in c.fix.edits)))
+                        result.errors.append(FileError(path, c.line, f"{c.rule} fix dropped: its output does not parse ({alone})"))
+                    if len(kept) < len(accepted):
+                        accepted = kept
+                        new = apply_fixes(module, [c.fix for c in accepted], parents[0]) if kept else current
+                        problem = _parses(new, strict) if kept else None
                 if problem is not None:
                     for c in accepted:
                         c.reason = f"combined output does not parse ({problem})"
@@ -371,6 +530,85 @@ class Engine:
             change.verdict = Verdict(res.verdict)
             change.detail = res.detail
             change.unit = res.unit
+
+
+    def _verify_together(self, module: cst.Module, changes: list[Change], verifier, project_root: str | None,
+                         strict: bool) -> None:
+        """Changes to one unit (a training loop, a module) are also verified combined: each alone is
+        compared while the unit's other hazards are still in it, which refuses right fixes. The
+        combination holds all of the unit's changes; only those refused alone take its verdict."""
+        from gradfix.verify import VerifyRequest
+
+        groups: dict[tuple, list[Change]] = {}
+        for c in changes:
+            key = _unit_key(c)
+            if key is not None:
+                groups.setdefault(key, []).append(c)
+        jobs: list[tuple[list[Change], str, dict]] = []
+        for members in groups.values():
+            # only when two or more are refused alone: a single refused change is verified again next
+            # round, after the others are applied (its hazard may be gone with theirs)
+            if sum(1 for c in members if c.verdict not in APPLIED_VERDICTS) < 2:
+                continue
+            if any(_overlaps(a, b) for i, a in enumerate(members) for b in members[i + 1:]):
+                continue
+            statements = [c for c in members if c.fix.contract.get("statement")]
+            if len(statements) > 1:
+                continue
+            after = apply_fixes(module, [c.fix for c in members])
+            if _parses(after, strict) is not None:
+                continue
+            base = statements[0] if statements else members[0]
+            jobs.append((members, after, dict(base.fix.contract)))
+        if not jobs:
+            return
+        requests = [VerifyRequest(path=m[0].path, original=m[0].before, rewritten=after, rule="+".join(c.rule for c in m),
+                                  line=m[0].finding.span.line, contract=contract, project_root=project_root)
+                    for m, after, contract in jobs]
+        for (members, _after, _c), res in zip(jobs, verifier.verify_many(requests)):
+            combined = Verdict(res.verdict)
+            if combined not in APPLIED_VERDICTS and combined is not Verdict.CHANGES_BEHAVIOUR:
+                continue
+            group = tuple(id(c) for c in members)
+            for c in members:
+                if _preference(c.verdict) >= _preference(combined):
+                    continue
+                others = ", ".join(f"{o.rule} (line {o.line})" for o in members if o is not c)
+                c.verdict = combined
+                c.detail = f"verified together with {others}, the other changes to this unit: {res.detail}"
+                c.unit = res.unit or c.unit
+                c.together = group
+
+
+def _unit_key(c: Change) -> tuple | None:
+    kind = c.fix.contract.get("kind")
+    if kind == "train-loop" and c.fix.contract.get("loop"):
+        loop = c.fix.contract["loop"]
+        return ("loop", str(loop.get("scope")), str(loop.get("ordinal")))
+    if kind == "equal" and c.unit:
+        return ("unit", c.unit)
+    return None
+
+
+def _preference(v: Verdict) -> int:
+    if v in APPLIED_VERDICTS:
+        return 2
+    return 1 if v is Verdict.CHANGES_BEHAVIOUR else 0
+
+
+def _drop_partial_groups(changes: list[Change], decision: "Decision") -> None:
+    """A change verified only together with others is applied only with all of them."""
+    by_id = {id(c): i for i, c in enumerate(changes)}
+    changed = True
+    while changed:
+        changed = False
+        for i, c in enumerate(changes):
+            if not c.together or not decision.accept[i]:
+                continue
+            if not all(decision.accept[by_id[m]] for m in c.together if m in by_id):
+                decision.accept[i] = False
+                c.reason = "verified only together with the other changes to its unit, not all of which were taken"
+                changed = True
 
 
 def _overlaps(a: Change, b: Change) -> bool:

@@ -116,9 +116,15 @@ class FileError:
 
 
 class Verdict(str, enum.Enum):
+    """What running both versions showed. FIXES_HAZARD: the original shows the hazard when run
+    (None/zero grads, updates lost to fp32 resolution or Adam's eps, an autograd-invisible write,
+    an LR trace off its epoch schedule) and the rewrite does not. CHANGES_BEHAVIOUR: results
+    differ as the rule intends, but no hazard was shown, so it is applied only on request."""
+
     EQUIVALENT = "equivalent"
     FIXES_CRASH = "fixes-crash"
-    EXPECTED_CHANGE = "expected-change"
+    FIXES_HAZARD = "fixes-hazard"
+    CHANGES_BEHAVIOUR = "changes-behaviour"
     FAILED = "failed"
     UNTESTABLE = "untestable"
     NOT_VERIFIED = "not-verified"

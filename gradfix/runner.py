@@ -100,12 +100,19 @@ def with_project(engine: Engine, sources: list, config: Config) -> list:
 
 
 def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name: str | None = None,
-               progress=None, jobs: int = 1, cache=None) -> RunReport:
+               progress=None, jobs: int = 1, cache=None, shard: tuple[int, int] | None = None) -> RunReport:
     """Findings of every file, in discovery order: from the cache (gradfix/cache.py) when a
     file, the rules and the project facts it reads are unchanged, else linted (in a pool of
-    `jobs` processes when that pays)."""
+    `jobs` processes when that pays). With `shard` (i, n), only the files of that share
+    (gradfix/shard.py), judged with the project facts of all."""
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
+    if shard is not None:
+        from gradfix.shard import owns
+
+        sources = [s for s in sources if owns(s[0], shard)]
+        report.files = len(sources)
+        report.errors = [e for e in report.errors if owns(e.path, shard)]
     linted = lint_sources(engine, sources, jobs, cache, progress)
     for (shown, source), (findings, errors) in zip(sources, linted):
         if not isinstance(source, SourceFile):

@@ -51,7 +51,7 @@ def test_apply_json_reports_each_change_with_its_verdict(tmp_path):
         assert set(c) >= {"path", "line", "rule", "verdict", "detail", "unit", "applied"}
     got = {(c["path"], c["line"], c["rule"]): (c["verdict"], c["applied"]) for c in out["changes"]}
     assert got[("seed1.py", 18, "GF101")] == ("fixes-crash", True)
-    assert got[("seed1.py", 30, "GF103")] == ("expected-change", True)
+    assert got[("seed1.py", 30, "GF103")] == ("fixes-hazard", True)
     # GF102 is untestable while GF101's crash is in the code; once GF101 is fixed its hazard is gone too
     assert ("seed1.py", 15, "GF102") not in got
     assert not [f for f in out["findings"] if f["path"] == "seed1.py"]
@@ -91,7 +91,7 @@ def test_untestable_change_is_verified_again_once_a_crash_is_fixed(tmp_path):
     r = run(["apply", ".", "--diff", "--format", "json"], tmp_path)
     out = json.loads(r.stdout)
     got = {(c["line"], c["rule"]): (c["verdict"], c["applied"]) for c in out["changes"]}
-    assert got == {(18, "GF101"): ("fixes-crash", True), (14, "GF102"): ("expected-change", True)}
+    assert got == {(18, "GF101"): ("fixes-crash", True), (14, "GF102"): ("fixes-hazard", True)}
     assert "+        vis = out.detach().clone()" in out["diff"] and "+        g = g * 2" in out["diff"]
     assert out["findings"] == []
 
@@ -128,8 +128,8 @@ def test_check_verify_shows_verdicts_and_writes_nothing(tmp_path):
     r = run(["check", "seed1.py", "--verify", *SELECT], tmp_path)
     assert r.exit_code == 1
     assert "verification: fixes-crash" in r.output
-    assert "verification: expected-change" in r.output
+    assert "verification: fixes-hazard" in r.output
     assert (tmp_path / "seed1.py").read_bytes() == SEED1.read_bytes()
     r = run(["check", "seed1.py", "--verify", "--format", "json", *SELECT], tmp_path)
     verdicts = {f["rule"]: f["verdict"] for f in json.loads(r.stdout)["findings"]}
-    assert verdicts == {"GF101": "fixes-crash", "GF102": "untestable", "GF103": "expected-change"}
+    assert verdicts == {"GF101": "fixes-crash", "GF102": "untestable", "GF103": "fixes-hazard"}

@@ -11,36 +11,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gradfix.cli.main import main
 from gradfix.engine import Engine
+from samples import HEAD, run
 
-HEAD = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 FIXED_LINE = "        h = h / (h.norm(dim=1, keepdim=True) + 1e-6)\n"
 SCALE = "def step(loss):\n    loss = loss / 1e9\n    loss.backward()\n"
 
 
-def run(args, cwd, input=None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture

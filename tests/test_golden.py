@@ -138,7 +138,7 @@ def test_declared_verdict(verdicts, case):
 
 def test_every_verdict_kind_is_produced(verdicts, engine):
     seen = {v for table in verdicts.values() for v in table.values()}
-    assert {"equivalent", "fixes-crash", "expected-change", "failed", "untestable"} <= seen
+    assert {"equivalent", "fixes-crash", "fixes-hazard", "changes-behaviour", "failed", "untestable"} <= seen
     # and `not-verified` when verification is off
     res = engine.fix_source(read(GOLDEN / "seeds" / "seed1_scenario.py"), "s.py", policy_decider(Policy()))
     assert {c.verdict for c in res.changes} == {Verdict.NOT_VERIFIED}

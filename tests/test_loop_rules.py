@@ -203,7 +203,7 @@ def test_train_loop_verdicts(engine, verifier):
     reqs = [_request(engine, BASE, good, "GF203"), _request(engine, BASE, wrong, "GF203"),
             _request(engine, BASE, earlier, "GF203")]
     res = verifier.verify_many(reqs)
-    assert res[0].verdict == "expected-change", res[0].detail
+    assert res[0].verdict == "fixes-hazard", res[0].detail
     assert "lr per step" in res[0].detail and "not the user's model" in res[0].detail
     assert res[1].verdict == "failed" and "differs from the canonical order" in res[1].detail, res[1].detail
     assert res[2].verdict == "equivalent", res[2].detail

@@ -11,37 +11,15 @@ from importlib import resources
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from gradfix.cli.main import main
 from gradfix.report import Report, render
 from gradfix.report.github import escape_data, escape_property
 from gradfix.report.progress import ScanProgress
+from samples import HEAD, run
 
-HEAD = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 COLUMN_END = 9 + len("h /= h.norm(dim=1, keepdim=True) + 1e-6")
 
 
-def run(args, cwd, input=None):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, args, input=input, catch_exceptions=False)
-    finally:
-        os.chdir(old)
 
 
 @pytest.fixture(scope="module")

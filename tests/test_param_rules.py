@@ -67,7 +67,7 @@ def test_creating_in_float64_changes_the_values(verifier):
     new = "torch.randn(5).double().requires_grad_()"
     verdict, detail = verify(verifier, src, src.replace(old, new), {"kind": "leaf-tensor", "old": old, "new": new},
                              "GF302")
-    assert verdict == "expected-change" and "now a tensor" in detail, detail
+    assert verdict == "fixes-hazard" and "now a tensor" in detail, detail
 
 
 def test_rewrite_that_registers_nothing_fails(verifier):
@@ -91,7 +91,7 @@ def test_rewrite_that_registers_nothing_fails(verifier):
     assert verdict == "failed" and "registers no parameter" in detail, detail
     right = src.replace("nn.Parameter(torch.ones(4)).double()", "nn.Parameter(torch.ones(4).double())")
     verdict, detail = verify(verifier, src, right, {"kind": "registers-params", "class": "M", "attrs": ["w"]}, "GF303")
-    assert verdict == "expected-change" and "2 parameters -> 3 (w)" in detail, detail
+    assert verdict == "fixes-hazard" and "2 parameters -> 3 (w)" in detail, detail
 
 
 def test_cpu_only_moves_are_forced_to_copy(verifier):
@@ -112,7 +112,7 @@ def test_cpu_only_moves_are_forced_to_copy(verifier):
     right = src.replace("nn.Parameter(torch.zeros(6, 2)).to(device)", "nn.Parameter(torch.zeros(6, 2).to(device))")
     verdict, detail = verify(verifier, src, right, {"kind": "registers-params", "class": "Gate", "attrs": ["w"]},
                              "GF303")
-    assert verdict == "expected-change", detail
+    assert verdict == "fixes-hazard", detail
     assert "0 parameters -> 1 (w)" in detail and "forced to copy" in detail, detail
 
 

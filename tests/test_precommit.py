@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from samples import HEAD
 
 pytest.importorskip("pre_commit")
 yaml = pytest.importorskip("yaml")  # pre-commit depends on PyYAML
@@ -22,20 +23,6 @@ MANIFEST = ROOT / ".pre-commit-hooks.yaml"
 EXE = Path(sys.executable).with_name("gradfix")
 PRE_COMMIT = [sys.executable, "-m", "pre_commit"]
 
-HEAD = """import torch
-import torch.nn as nn
-
-
-class Head(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(8, 4)
-
-    def forward(self, x):
-        h = self.fc(x)
-        h /= h.norm(dim=1, keepdim=True) + 1e-6
-        return h
-"""
 
 
 def _run(args, cwd, env):

@@ -281,6 +281,9 @@ class ProjectIndex:
         self._by_name: dict[str, list[str]] | None = None
         self._sites: dict[str, list[tuple[str, CallSite]]] | None = None
         self._module_memo: dict[str, bool | None] = {}
+        # per file: the files its imports name, and a digest of its summary (fingerprint's parts)
+        self._direct: dict[str, list[str]] = {}
+        self._digests: dict[str, bytes] = {}
         self._folders: set[str] = set()
 
     # -- building and updating ---------------------------------------------
@@ -307,7 +310,7 @@ class ProjectIndex:
                 return
             self._files[key] = summary
         self._by_name = self._sites = None
-        self._module_memo = {}
+        self._module_memo, self._direct, self._digests = {}, {}, {}
 
     def load_folder(self, folder: str, limit: int = 500) -> None:
         """Summarise the Python files of one folder from disk, once (the language server's way
@@ -333,7 +336,7 @@ class ProjectIndex:
     def remove(self, path: str) -> None:
         if self._files.pop(os.path.abspath(path), None) is not None:
             self._by_name = self._sites = None
-            self._module_memo = {}
+            self._module_memo, self._direct, self._digests = {}, {}, {}
 
     def __len__(self) -> int:
         return len(self._files)
@@ -473,20 +476,29 @@ class ProjectIndex:
         seen = {start}
         stack = [start]
         while stack:
-            s = self._files.get(stack.pop())
-            if s is None:
-                continue
-            for q in s.imports.values():
+            for dep in self._direct_deps(stack.pop()):
+                if dep not in seen:
+                    seen.add(dep)
+                    found.append(dep)
+                    stack.append(dep)
+        return sorted(found)
+
+    def _direct_deps(self, path: str) -> list[str]:
+        """The files of the modules `path`'s imports name (the longest prefix that is a file),
+        once per file: every file's closure walks them again."""
+        deps = self._direct.get(path)
+        if deps is None:
+            deps = []
+            s = self._files.get(path)
+            for q in s.imports.values() if s is not None else ():
                 parts = q.split(".")
                 for k in range(len(parts), 0, -1):
                     dep = self._module_file(".".join(parts[:k]), s.path)
                     if dep is not None:
-                        if dep not in seen:
-                            seen.add(dep)
-                            found.append(dep)
-                            stack.append(dep)
+                        deps.append(dep)
                         break
-        return sorted(found)
+            self._direct[path] = deps
+        return deps
 
     def fingerprint(self, path: str) -> str:
         """What a cached result of `path` must be keyed by besides its own text: the summaries of
@@ -495,9 +507,13 @@ class ProjectIndex:
 
         h = hashlib.sha256()
         for dep in self.dependencies(path):
-            s = self._files[dep]
-            h.update(repr((dep, s.names, sorted(s.imports.items()), sorted(s.classes.items()), sorted(s.functions),
-                           sorted(s.stateless))).encode())
+            digest = self._digests.get(dep)
+            if digest is None:
+                s = self._files[dep]
+                digest = self._digests[dep] = hashlib.sha256(repr((
+                    dep, s.names, sorted(s.imports.items()), sorted(s.classes.items()), sorted(s.functions),
+                    sorted(s.stateless))).encode()).digest()
+            h.update(digest)
         own = self._files.get(os.path.abspath(path))
         if own is not None:
             h.update(repr(own.names).encode())

@@ -28,6 +28,14 @@ class Report:
     errors: list[FileError] = field(default_factory=list)
     files: list[str] = field(default_factory=list)      # every file analysed, in order
     verified: bool = False
+    unsafe_fixes: bool = False                            # `changes-behaviour` verdicts count as applicable
+
+    def applies(self, entry: Entry) -> bool:
+        """Whether `apply` with the same options would take the entry's fix."""
+        from gradfix.engine import APPLIED_VERDICTS
+
+        v = entry.verdict
+        return v in {x.value for x in APPLIED_VERDICTS} or (self.unsafe_fixes and v == "changes-behaviour")
 
     @property
     def files_with_findings(self) -> int:
@@ -74,9 +82,10 @@ def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
 
 
-def from_lints(run, verdicts: dict | None = None) -> Report:
+def from_lints(run, verdicts: dict | None = None, unsafe_fixes: bool = False) -> Report:
     """A Report of a `check` run; `verdicts` maps (path, cell, line, rule) to (verdict, detail)."""
-    report = Report(errors=list(run.errors), files=[lint.path for lint in run.lints], verified=verdicts is not None)
+    report = Report(errors=list(run.errors), files=[lint.path for lint in run.lints], verified=verdicts is not None,
+                    unsafe_fixes=unsafe_fixes)
     for lint in run.lints:
         for f in lint.findings:
             v = (verdicts or {}).get((lint.path, f.cell, f.span.line, f.rule)) if f.fixable else None

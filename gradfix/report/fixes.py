@@ -14,8 +14,11 @@ VERDICT_MEANING = {
     "equivalent": "outputs and gradients of the rewrite equal the original's (float64 run of the changed code)",
     "fixes-crash": "the original crashes in backward(); the rewrite runs and equals what the original meant "
                    "to compute",
-    "expected-change": "the rewrite differs from the original exactly as the rule says it must (e.g. gradients "
-                       "x the removed factor)",
+    "fixes-hazard": "running the original shows the hazard (no gradient reaches a trained parameter, an update "
+                    "below float32 resolution, a learning rate off its declared schedule, ...) and the rewrite "
+                    "does not",
+    "changes-behaviour": "the rewrite computes something else and no hazard was shown: applied only with "
+                         "--unsafe-fixes or when accepted in -i",
     "failed": "the rewrite computes something else: never applied",
     "untestable": "the verifier could not run the changed code (the reason says why): applied only with "
                   "--allow-untestable",

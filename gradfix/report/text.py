@@ -16,6 +16,8 @@ def render_text(report: Report, concise: bool = False) -> str:
         line = f"{e.path}:{f.position()}: {f.rule} {f.message}{' [*]' if f.fixable else ''}"
         if e.verdict:
             line += f"\n    verification: {e.verdict}" + (f": {e.detail}" if e.detail else "")
+            if e.verdict == "changes-behaviour" and not report.unsafe_fixes:
+                line += "\n    (applied only with --unsafe-fixes: no hazard was shown)"
         lines.append(line)
     lines.append(summary_line(report, concise))
     return "\n".join(line for line in lines if line is not None) + "\n"

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-VERDICTS = ("equivalent", "fixes-crash", "expected-change", "failed", "untestable")
+VERDICTS = ("equivalent", "fixes-crash", "fixes-hazard", "changes-behaviour", "failed", "untestable")
 
 # Worst first wins when several units are checked for one request.
-_RANK = {"equivalent": 0, "expected-change": 1, "fixes-crash": 2, "untestable": 3, "failed": 4}
+_RANK = {"equivalent": 0, "fixes-hazard": 1, "fixes-crash": 2, "changes-behaviour": 3, "untestable": 4, "failed": 5}
 
 
 def verdict_rank(verdict: str) -> int:
-    return _RANK.get(verdict, 3)
+    return _RANK.get(verdict, 4)
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,7 @@ class VerifyRequest:
 
 @dataclass(frozen=True)
 class VerifyResult:
-    verdict: str  # "equivalent", "fixes-crash", "expected-change", "failed" or "untestable"
+    verdict: str  # one of VERDICTS
     detail: str  # one or two human sentences
     unit: str | None  # class or function name, or "<module-level loss expression>"
 

@@ -27,11 +27,16 @@ import torch
 import torch.nn as nn
 
 from . import source as S
-from .checks import (
-    SEED_BUILD, SEED_RUN, Ctx, Outcome, Untestable, _build, _candidate_inputs, _first_known_leaf,
-    _fresh_inputs, _norm, check_equal, combine, cuda_redirect, fixture_hint, flatten, fmt_exc, infer_input,
-    is_gpu_error, make_leaves, plan_units, plural, projected_loss, rel_diff, required_params, seeded,
+from .runtime import (
+    SEED_BUILD, SEED_RUN, Outcome, Untestable, _norm, cuda_redirect, flatten, fmt_exc, is_gpu_error, plural,
+    projected_loss, rel_diff, seeded,
 )
+from .context import Ctx, fixture_hint
+from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, required_params
+from .checks import check_equal
+from .inputs import make_leaves
+from .module_check import _build
+from .units import combine, plan_units
 
 TOL_F32 = 1e-6
 
@@ -462,7 +467,7 @@ def check_leaf_tensor(ctx: Ctx) -> Outcome:
     if c.get("form") == "device" and _random_factory(new_t):
         detail = detail.rstrip(".") + (". On CUDA a random factory with `device=` draws from the CUDA generator, so "
                                        "the values there differ from the original's CPU draw.")
-    return Outcome("expected-change", detail, unit)
+    return Outcome("fixes-hazard", detail, unit)
 
 
 def _random_factory(tree: ast.expr) -> bool:
@@ -655,7 +660,8 @@ def check_registers_params(ctx: Ctx) -> Outcome:
     loose = [m for a in attrs for m in _modules_of(getattr(old, a, None)) if not any(m is x for x in mo.values())]
     n_new_keys = len(set(sn) - set(so))
     reg = (f"now registered: {plural(len(po), 'parameter')} -> {len(pn)} ({_names(gained_here)}); state_dict gains "
-           f"{plural(n_new_keys, 'key')}")
+           f"{plural(n_new_keys, 'key')}; the original's parameters(), what an optimizer is given, lacks them, so "
+           f"they are never trained")
     notes = []
     if force.forced:
         notes.append("On this machine `.to(device)`/`.cuda()` of a CPU tensor returns the tensor itself, so "
@@ -666,7 +672,7 @@ def check_registers_params(ctx: Ctx) -> Outcome:
         inputs = old_in if old_in is not None else _infer(name, old, new, dtype, ctx.explain)
     except Untestable as u:
         notes.append(f"forward not compared: {u}")
-        return Outcome("expected-change", _sentence(reg) + " " + " ".join(_sentence(n) for n in notes), name)
+        return Outcome("fixes-hazard", _sentence(reg) + " " + " ".join(_sentence(n) for n in notes), name)
     leaves = _leaves(inputs)
     worst, where = 0.0, ""
     got_grad: list[str] = []
@@ -677,7 +683,7 @@ def check_registers_params(ctx: Ctx) -> Outcome:
             if is_gpu_error(e):
                 return Outcome("untestable", f"needs GPU: {name} raises {fmt_exc(e)}", name)
             notes.append(f"forward not compared: the original raises {fmt_exc(e)} ({mode} mode)")
-            return Outcome("expected-change", _sentence(reg) + " " + " ".join(_sentence(n) for n in notes), name)
+            return Outcome("fixes-hazard", _sentence(reg) + " " + " ".join(_sentence(n) for n in notes), name)
         try:
             n_out, n_g, n_ig = _forward_grads(new, leaves, mode, [])
         except Exception as e:  # noqa: BLE001
@@ -706,7 +712,7 @@ def check_registers_params(ctx: Ctx) -> Outcome:
                    f"which `model.eval()` does not do.")
     if notes:
         detail += " " + " ".join(_sentence(n) for n in notes)
-    return Outcome("expected-change", detail, name)
+    return Outcome("fixes-hazard", detail, name)
 
 
 def _names(names: list[str], limit: int = 4) -> str:
@@ -797,7 +803,7 @@ def _checkpoint_unit(ctx: Ctx, name: str) -> Outcome:
              f"without requires_grad; largest norm-relative difference {worst:.1e})")
     if gained:
         names = list(gained)
-        return Outcome("expected-change", f"with inputs that do not require grad, the reentrant original leaves the "
+        return Outcome("fixes-hazard", f"with inputs that do not require grad, the reentrant original leaves the "
                        f"gradients of {_names(names)} None; with use_reentrant=False they are tensors; {agree}", name)
     return Outcome("equivalent", f"{agree}; no gradient was lost by the reentrant variant here", name)
 
@@ -845,7 +851,7 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
                        f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
                                                             ctx.analysis.changed_functions else recv, "function"), unit)
-    from .checks import _setup_namespace
+    from .checks_step import _setup_namespace
 
     try:
         with _quiet():
@@ -889,7 +895,7 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     built = setup.splitlines()[0]
     if worst > ctx.tol:
         if hooks:
-            return Outcome("expected-change", f"`{recv}` (built by `{built}`) carries {plural(hooks, 'forward hook')}: "
+            return Outcome("changes-behaviour", f"`{recv}` (built by `{built}`) carries {plural(hooks, 'forward hook')}: "
                            f"`{recv}(x)` runs {'it' if hooks == 1 else 'them'} and `{recv}.forward(x)` did not, so "
                            f"{where} differs (norm-relative {worst:.1e}); without hooks the two agree by construction",
                            unit)

@@ -18,7 +18,10 @@ canonical order of the original's operations (forward -> backward -> [unscale] -
 which is zero_grad -> forward ... of the next iteration). Verdicts:
 
 - equivalent: original and rewrite traces agree (norm-relative 1e-9);
-- expected-change: the rewrite's trace equals the canonical one and the original's does not;
+- fixes-hazard: the rewrite's trace equals the canonical one, the original's does not, and the
+  original's own trace shows a hazard (`loop_hazards`: steps with None/zero gradients, an lr trace
+  off the declared schedule, declared clipping or clamps not in effect, a freeze that does not freeze);
+- changes-behaviour: the same without a hazard shown;
 - failed: anything else; untestable: the iteration cannot be rendered (with why).
 
 It checks the order of the loop's operations on a synthetic model, not the user's model,
@@ -39,7 +42,8 @@ import libcst as cst
 from gradfix.analysis import FileIndex
 from gradfix.analysis import expressions, iteration as IT, loopspec
 
-from .checks import Ctx, Outcome, Untestable, fmt_exc, rel_diff, seeded
+from .context import Ctx
+from .runtime import Outcome, Untestable, fmt_exc, rel_diff, seeded
 
 EPOCHS, BATCHES = 2, 3
 TOL = 1e-9
@@ -437,6 +441,7 @@ class Trace:
         self.steps: list[dict] = []
         self.totals: list[float] = []   # per epoch, per accumulation statement
         self.graphs: list[bool] = []    # whether that total held the autograd graph
+        self.opt_state: list = []       # the optimizer's state tensors after the run (momenta, Adam moments)
 
 
 def _data():
@@ -663,6 +668,8 @@ class Setup:
             raise
         except Exception as e:  # noqa: BLE001
             raise _Raised(tag, e)
+        trace.opt_state = [v.detach().clone() for st in opt.state.values() for _, v in sorted(st.items())
+                           if torch.is_tensor(v)]
         return trace
 
     def op_args(self, e: dict) -> tuple[list, dict]:
@@ -707,6 +714,8 @@ def first_difference(a: Trace, b: Trace) -> tuple[str, int] | None:
     for i, (p, q) in enumerate(zip(a.totals, b.totals)):
         if abs(p - q) > TOL * max(abs(p), abs(q), 1e-300):
             return "totals", i
+    if len(a.opt_state) != len(b.opt_state) or any(rel_diff(p, q) > TOL for p, q in zip(a.opt_state, b.opt_state)):
+        return "opt_state", 0
     return None
 
 
@@ -725,13 +734,16 @@ def _series(t: Trace, what: str) -> str:
     elif what in ("params", "steps"):
         vals = [_fmt(float(torch.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(s["params"], s["before"])))))
                 for s in t.steps]
+    elif what == "opt_state":
+        vals = [_fmt(float(v.to(torch.float64).norm())) for v in t.opt_state]
     else:
         vals = [_fmt(v) for v in t.totals]
     return ", ".join(vals) if vals else "(none)"
 
 
 _WHAT = {"lr": "lr per step", "grads": "gradient norm seen by each step", "params": "update norm per step",
-         "steps": "update norm per step", "totals": "accumulated loss per epoch"}
+         "steps": "update norm per step", "totals": "accumulated loss per epoch",
+         "opt_state": "optimizer state norms after the run"}
 
 
 def _contrast(a: Trace, b: Trace, what: str, la: str, lb: str) -> str:
@@ -793,7 +805,7 @@ def check_train_loop(ctx: Ctx) -> Outcome:
             freed = sum(1 for a, b in zip(t_old.graphs, t_new.graphs) if a and not b)
             if freed:
                 extra += " and the rewritten total no longer holds the autograd graph"
-        return Outcome("equivalent", f"every optimizer step sees the same learning rates, gradients and parameters in "
+        return Outcome("equivalent", f"every optimizer step sees the same learning rates, gradients and parameters, and the optimizer state ends the same, in "
                        f"both versions ({len(t_old.steps)} steps){extra}." + tail, UNIT)
     d_nr = first_difference(t_new, t_ref)
     if d_nr is not None:
@@ -801,8 +813,103 @@ def check_train_loop(ctx: Ctx) -> Outcome:
         return Outcome("failed", f"the rewrite differs from the canonical order ({describe(canon)}) at step {i + 1}: "
                        + _contrast(t_new, t_ref, what, "rewrite", "canonical") + "." + tail, UNIT)
     what, i = d_on
-    return Outcome("expected-change", _contrast(t_old, t_new, what, "original", "rewrite")
-                   + f" (from step {i + 1}); the rewrite follows the canonical order ({describe(canon)})." + tail, UNIT)
+    shown = (_contrast(t_old, t_new, what, "original", "rewrite")
+             + f" (from step {i + 1}); the rewrite follows the canonical order ({describe(canon)}).")
+    hazards = loop_hazards(sk_old, t_old, t_new, setup, sched_spec)
+    if hazards:
+        return Outcome("fixes-hazard", shown + " Hazard shown in the original: " + "; ".join(hazards) + "." + tail, UNIT)
+    return Outcome("changes-behaviour", shown + " No hazard shown: every step of the original sees nonzero "
+                   "gradients, its learning rates follow the declared schedule and its declared clipping and bounds "
+                   "hold; the rewrite changes the training." + tail, UNIT)
+
+
+def _gnorm(grads: list) -> float | None:
+    gs = [g for g in grads if g is not None]
+    if not gs:
+        return None
+    return float(torch.sqrt(sum((g.to(torch.float64) ** 2).sum() for g in gs)))
+
+
+def _gmax(ts: list) -> float:
+    return max((float(t.abs().max()) for t in ts if t is not None and t.numel()), default=0.0)
+
+
+def _bounds(e: dict) -> tuple[float, float] | None:
+    args = [_unjson(a) for a in (e.get("args") or [])]
+    kwargs = {k: _unjson(v) for k, v in (e.get("kwargs") or {}).items()}
+    lo = args[0] if args else kwargs.get("min")
+    hi = args[1] if len(args) > 1 else kwargs.get("max")
+    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
+        return float(lo), float(hi)
+    return None
+
+
+def loop_hazards(sk: dict, t_old: Trace, t_new: Trace, setup: "Setup", sched_spec: dict) -> list[str]:
+    """The hazards the original's own trace shows and the rewrite's does not (measured, per step)."""
+    out: list[str] = []
+    # 1. steps that see no gradient: None or all zero, where the rewrite's step sees one
+    dead = [i for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps))
+            if not _gnorm(a["grads"]) and _gnorm(b["grads"])]
+    if dead:
+        out.append(f"{len(dead)} of {len(t_old.steps)} optimizer steps see None or zero gradients (first: step "
+                   f"{dead[0] + 1}), so the parameters the optimizer holds get no update from them")
+    # 2. the learning rate does not follow the declared schedule (the rewrite's trace is the canonical one)
+    lr_old, lr_new = [s["lr"][0] for s in t_old.steps], [s["lr"][0] for s in t_new.steps]
+    if sched_spec and len(lr_old) == len(lr_new) and any(
+            abs(a - b) > 1e-12 * max(abs(a), abs(b), 1e-300) for a, b in zip(lr_old, lr_new)):
+        per = " per-epoch" if sched_spec.get("kind") == "epoch" else ""
+        out.append(f"the learning rate does not follow the declared{per} schedule ({setup.sched_desc}) over the "
+                   f"{EPOCHS} epochs: lr per step {', '.join(_fmt(x) for x in lr_old)} where the schedule gives "
+                   f"{', '.join(_fmt(x) for x in lr_new)}")
+    # 3. declared clipping that the optimizer step does not see
+    for e in sk["batch"]:
+        if e["op"] != "clip":
+            continue
+        v = setup.clip_value(e)
+        if v is None or not math.isfinite(v):
+            continue
+        measure = _gnorm if e["fn"] == "norm" else _gmax
+        for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps)):
+            mo, mn = measure(a["grads"]) or 0.0, measure(b["grads"]) or 0.0
+            if abs(mn - v) <= 1e-6 * v and abs(mo - v) > 1e-3 * v:
+                what = "norm" if e["fn"] == "norm" else "largest |value|"
+                out.append(f"the declared clipping ({what} {v:g}) is not what the optimizer step sees: gradient "
+                           f"{what} {mo:.4g} at step {i + 1} where the clipped gradient has {mn:.4g}")
+                break
+        break
+    # 4. declared bounds on gradients or parameters (`clamp`) that do not hold at the step
+    for e in sk["batch"]:
+        if e["op"] != "grad_op" or e.get("method") not in ("clamp", "clip"):
+            continue
+        bounds = _bounds(e)
+        if bounds is None and e.get("args") is None:
+            try:  # arguments from the file's constants or the helper's call, as the run used them
+                args, kwargs = setup.op_args(e)
+                bounds = _bounds(dict(e, args=args, kwargs=kwargs))
+            except Untestable:
+                bounds = None
+        if bounds is None:
+            continue
+        lo, hi = bounds
+        key = "grads" if e.get("target") == "grad" else "params"
+        for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps)):
+            def excess(ts):
+                return max((max(float((t - hi).clamp(min=0).max()), float((lo - t).clamp(min=0).max()))
+                            for t in ts if t is not None and t.numel()), default=0.0)
+            if excess(a[key]) > 1e-12 and excess(b[key]) <= 1e-12:
+                what = "gradients the step sees" if key == "grads" else "parameters after the step"
+                out.append(f"the declared clamp to [{lo:g}, {hi:g}] has no effect: the {what} exceed it by "
+                           f"{excess(a[key]):.3g} at step {i + 1} (the op's result is discarded)")
+                break
+    # 5. a freeze that does not freeze: the weight still trains
+    fr = sk.get("freeze")
+    if fr and fr.get("value") is False and t_old.steps and t_new.steps:
+        moved_old = any(rel_diff(s["params"][0], s["before"][0]) > 0 for s in t_old.steps)
+        moved_new = any(rel_diff(s["params"][0], s["before"][0]) > 0 for s in t_new.steps)
+        if moved_old and not moved_new:
+            out.append(f"`{fr['attr']} = False` does not freeze the weight: torch never reads `{fr['attr']}`, and the "
+                       f"weight still changes at every step")
+    return out
 
 
 CHECKS = {"train-loop": check_train_loop}

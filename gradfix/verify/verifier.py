@@ -9,38 +9,54 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import time
 from collections import deque
 
 from .api import VerifyRequest, VerifyResult
+from .environment import Containment, Interpreter, make_shim, new_scratch, worker_command, worker_env
 
-_PKG_PARENT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STARTUP_GRACE_S = 180.0  # importing torch cold can take a while
 ANSWER_GRACE_S = 30.0  # on top of the per-check timeout, for the worker's own overhead
 
 
 class _Worker:
-    def __init__(self) -> None:
-        env = dict(os.environ)
-        env["OMP_NUM_THREADS"] = "1"
-        env.setdefault("MKL_NUM_THREADS", "1")
-        env["PYTHONPATH"] = _PKG_PARENT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    def __init__(self, python: str, env: dict, command: list[str], scratch: str, number: int) -> None:
         debug = os.environ.get("GRADFIX_VERIFY_DEBUG") == "1"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gradfix.verify.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=None if debug else subprocess.DEVNULL,
-            env=env,
-            close_fds=True,
-        )
+        self.python = python
+        self.err_path = os.path.join(scratch, f"worker-{number}.err")
+        err = None if debug else open(self.err_path, "wb")
+        try:
+            self.proc = subprocess.Popen(
+                command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=err,
+                env=env,
+                cwd=scratch,
+                close_fds=True,
+            )
+        finally:
+            if err is not None:
+                err.close()
         self.fd = self.proc.stdout.fileno()  # type: ignore[union-attr]
         self.buf = b""
         self.ready = False  # hello received
+        self.hello: dict = {}
+        self.warm = False  # the deferred warm-up is done
         self.started = time.monotonic()
         self.job: tuple[int, float] | None = None  # (request index, deadline)
+
+    def last_error_line(self) -> str:
+        """The last line the worker wrote on stderr (why it could not start)."""
+        try:
+            with open(self.err_path, "rb") as f:
+                lines = [ln.strip() for ln in f.read()[-4000:].decode(errors="replace").splitlines() if ln.strip()]
+        except OSError:
+            return ""
+        return lines[-1][:300] if lines else ""
 
     def send(self, line: str) -> bool:
         try:
@@ -77,7 +93,8 @@ class _Worker:
             return "stopped answering"
         if code < 0:
             return f"was killed by signal {-code}"
-        return f"exited with status {code}"
+        last = self.last_error_line()
+        return f"exited with status {code}" + (f" ({last})" if last else "")
 
     def kill(self) -> None:
         try:
@@ -116,10 +133,20 @@ class Verifier:
         results = v.verify_many(requests)   # same order as requests
     """
 
-    def __init__(self, jobs: int = 1, timeout_s: float = 20.0) -> None:
+    def __init__(self, jobs: int = 1, timeout_s: float = 20.0, python: Interpreter | str | None = None,
+                 containment: Containment | None = None) -> None:
         self.jobs = max(1, int(jobs))
         self.timeout_s = float(timeout_s)
+        if python is None:
+            python = Interpreter(sys.executable, "gradfix's own interpreter")
+        elif isinstance(python, str):
+            python = Interpreter(os.path.abspath(python), "given")
+        self.python: Interpreter = python
+        self.containment = containment or Containment()
         self._workers: list[_Worker] = []
+        self._scratch: str | None = None
+        self._spawned = 0
+        self.info: dict = {}  # the first worker's hello: python, torch, network
         self.last_stats: dict = {}
 
     # -- lifecycle
@@ -133,6 +160,9 @@ class Verifier:
         workers, self._workers = self._workers, []
         for w in workers:
             w.close()
+        scratch, self._scratch = self._scratch, None
+        if scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
 
     def __del__(self) -> None:  # best effort; close() is the real API
         try:
@@ -140,25 +170,58 @@ class Verifier:
         except Exception:
             pass
 
+    def _new_worker(self) -> _Worker:
+        if self._scratch is None or not os.path.isdir(self._scratch):
+            self._scratch = new_scratch()
+        foreign = not self.python.is_own
+        front, back = make_shim(self._scratch, foreign)
+        config = {**self.containment.to_json(), "cwd": os.getcwd(), "scratch": self._scratch}
+        env = worker_env(self._scratch, config)
+        self._spawned += 1
+        return _Worker(self.python.path, env, worker_command(self.python.path, front, back), self._scratch,
+                       self._spawned)
+
     def _ensure_workers(self, n: int) -> None:
         while len(self._workers) < n:
-            self._workers.append(_Worker())
+            self._workers.append(self._new_worker())
 
-    def start(self, wait: bool = True) -> None:
-        """Start the workers now (optional: verify_many starts them lazily) and wait until ready."""
+    def _hello(self, w: _Worker, msg: dict) -> None:
+        w.ready = True
+        w.hello = msg.get("hello") or {}
+        if not self.info:
+            self.info = dict(w.hello)
+
+    def describe(self) -> str:
+        """Where the checks ran, for the verdict detail."""
+        net = self.info.get("network") or ""
+        note = f"; network {net}" if net.startswith("not blocked") else ""
+        return f"ran with {self.python.describe()}{note}"
+
+    def _annotate(self, res: VerifyResult) -> VerifyResult:
+        detail = res.detail.rstrip()
+        if detail and not detail.endswith("."):
+            detail += "."
+        return VerifyResult(res.verdict, f"{detail} ({self.describe()})".lstrip(), res.unit)
+
+    def start(self, wait: bool = True, warm: bool = False) -> None:
+        """Start the workers now (optional: verify_many starts them lazily) and wait until ready;
+        with warm=True also until each has finished its deferred warm-up (for steady-state timings)."""
         self._ensure_workers(self.jobs)
         if not wait:
             return
         deadline = time.monotonic() + STARTUP_GRACE_S
         for w in list(self._workers):
-            while not w.ready and time.monotonic() < deadline:
+            while (not w.ready or (warm and not w.warm)) and time.monotonic() < deadline:
                 ready, _, _ = select.select([w.fd], [], [], max(0.0, deadline - time.monotonic()))
                 if not ready:
                     break
                 lines = w.read_lines()
                 if lines is None:
                     break  # verify_many notices the dead worker and restarts it
-                w.ready = w.ready or any("hello" in m for m in lines)
+                for m in lines:
+                    if "hello" in m:
+                        self._hello(w, m)
+                    w.warm = w.warm or "warm" in m
 
     # -- work
     def verify_many(self, requests: list[VerifyRequest]) -> list[VerifyResult]:
@@ -190,10 +253,11 @@ class Verifier:
                 if not self._workers:
                     while pending:
                         results[pending.popleft()] = VerifyResult(
-                            "untestable", f"the verifier worker could not be started: it {reason}", None
+                            "untestable", f"the verifier worker could not be started with "
+                            f"{self.python.describe()}: it {reason}", None
                         )
                 return
-            self._workers[idx] = _Worker()
+            self._workers[idx] = self._new_worker()
 
         while pending or any(w.job is not None for w in self._workers):
             for w in list(self._workers):
@@ -227,9 +291,11 @@ class Verifier:
                         continue
                     for m in lines:
                         if "hello" in m:
-                            w.ready = True
+                            self._hello(w, m)
+                        elif "warm" in m:
+                            w.warm = True
                         elif w.job is not None and m.get("id") == w.job[0]:
-                            results[w.job[0]] = VerifyResult.from_json(m.get("result") or {})
+                            results[w.job[0]] = self._annotate(VerifyResult.from_json(m.get("result") or {}))
                             if isinstance(m.get("ms"), (int, float)):
                                 ms.append(float(m["ms"]))
                             w.job = None

@@ -1,0 +1,146 @@
+"""The request context a check runs in: the two loaded versions, fixtures, precision."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import types
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+
+from . import source as S
+from .api import VerifyRequest
+from .coverage import HIT, instrument
+from .runtime import (
+    FIXTURE_FILE, TOL64, SEED_BUILD, Outcome, Untestable, FailedCheck, REDIRECT_NOTE, exec_module, fmt_exc,
+    is_gpu_error, package_of, seeded, _sentence,
+)
+
+
+def fixture_hint(name: str, what: str = "module") -> str:
+    return f"define fixture_{name}(mod) in {FIXTURE_FILE} returning ({what}, inputs)"
+
+
+# --------------------------------------------------------------------------- the request context
+
+
+@dataclass
+class Ctx:
+    req: VerifyRequest
+    analysis: S.Analysis
+    stripped: dict  # tag -> S.Stripped
+    redirect: bool = False
+    dtype: torch.dtype = torch.float64
+    tol: float = TOL64
+    weak_units: list = field(default_factory=list)
+    _mods: dict = field(default_factory=dict)
+    _fixtures: Any = None
+    _fixtures_loaded: bool = False
+    coverage: Any = None  # coverage.Hits: which changed statements ran
+    required: dict = field(default_factory=dict)  # tag -> changed statements that must run
+    _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
+
+    def uncovered(self) -> list:
+        """(tag, statement) of each changed statement that has not run yet."""
+        if self.coverage is None or not self.required:
+            return []
+        return self.coverage.missing(self.required)
+
+    def module(self, tag: str) -> types.ModuleType:
+        if tag not in self._mods:
+            self._mods[tag] = self.load_fresh(tag)
+        return self._mods[tag]
+
+    def load_fresh(self, tag: str) -> types.ModuleType:
+        if tag == "new":
+            self.module("old")  # a failure to load the original is untestable, not a failure of the rewrite
+        try:
+            with seeded(SEED_BUILD):
+                tree = self.stripped[tag].tree
+                extra = None
+                if self.coverage is not None and self.required.get(tag):
+                    if tag not in self._instrumented:
+                        self._instrumented[tag] = instrument(tree, self.required[tag])
+                    tree = self._instrumented[tag]
+                    extra = {HIT: self.coverage.recorder(tag)}
+                return exec_module(tree, tag, self.req.path, package_of(self.req.path, self.req.project_root), extra)
+        except BaseException as e:  # noqa: BLE001
+            if isinstance(e, KeyboardInterrupt):
+                raise
+            if tag == "new":
+                raise FailedCheck(f"new version raises {fmt_exc(e)} when the rewritten module is loaded")
+            which = "original" if tag == "old" else "rewritten"
+            hint = ""
+            if isinstance(e, ImportError) and "relative import" in str(e):
+                hint = ("; relative imports need the file's package: an __init__.py in its folder (and in each package "
+                        "folder above it), or the project root above it")
+            if is_gpu_error(e):
+                raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
+            if not hint and isinstance(e, ImportError):
+                missing = getattr(e, "name", None) or ""
+                if missing.split(".")[0] in ("triton", "cupy", "pycuda", "apex"):
+                    raise Untestable(f"needs GPU: the {which} module imports {missing}, which is not available here")
+                hint = (
+                    "; install the missing package where the verifier runs, or pass the project root so that "
+                    "local modules resolve"
+                )
+            raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
+
+    def fixtures(self) -> list:
+        """The fixture files from the checked file's folder up to the project root, nearest first."""
+        if not self._fixtures_loaded:
+            self._fixtures_loaded = True
+            from .sandbox import fixture_dirs
+
+            self._fixtures = []
+            for d in fixture_dirs(self.req.path, self.req.project_root):
+                path = os.path.join(d, FIXTURE_FILE)
+                if not os.path.isfile(path):
+                    continue
+                spec = importlib.util.spec_from_file_location("gradfix_fixtures", path)
+                mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+                sys.modules["gradfix_fixtures"] = mod
+                try:
+                    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+                except BaseException as e:  # noqa: BLE001
+                    raise Untestable(f"{path} could not be loaded: {fmt_exc(e)}")
+                finally:
+                    sys.modules.pop("gradfix_fixtures", None)
+                self._fixtures.append(mod)
+        return self._fixtures
+
+    def fixture(self, name: str) -> Callable | None:
+        for fx in self.fixtures():
+            f = getattr(fx, f"fixture_{name}", None)
+            if callable(f):
+                return f
+        return None
+
+    def explain(self, e: BaseException, unit: str) -> str:
+        if isinstance(e, NameError):
+            name = getattr(e, "name", None)
+            dropped = set()
+            for s in self.stripped.values():
+                dropped |= s.dropped_names
+            if name and name in dropped:
+                return (
+                    f"{unit} uses the module-level name '{name}', which is set by module-level code the verifier "
+                    f"does not execute; " + fixture_hint(unit)
+                )
+        return fmt_exc(e)
+
+    def finish(self, o: Outcome) -> Outcome:
+        detail = o.detail.rstrip()
+        if o.verdict == "untestable":  # nothing was checked, so no notes about how
+            return Outcome(o.verdict, detail, o.unit)
+        if self.weak_units:
+            detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
+        if self.redirect:
+            if detail.endswith(".") and not detail.endswith(".."):
+                detail = detail[:-1]
+            detail += f" ({REDIRECT_NOTE})."
+        return Outcome(o.verdict, detail, o.unit)
+
+

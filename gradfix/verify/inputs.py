@@ -1,0 +1,207 @@
+"""Inferring a unit's input from its first known layer (see verification.md, Input inference)."""
+from __future__ import annotations
+
+import copy
+import inspect
+from typing import Callable
+
+import torch
+import torch.nn as nn
+
+from .runtime import BATCH, SEED_INPUT, SEED_RUN, Untestable, _RetryFp32, fmt_exc, is_dtype_error, seeded
+from .context import fixture_hint
+
+
+def make_leaves(inputs: tuple, dtype: torch.dtype) -> list:
+    leaves = []
+    for x in inputs:
+        if torch.is_tensor(x) and x.is_floating_point():
+            leaves.append(x.detach().to(dtype).clone().requires_grad_(True))
+        elif torch.is_tensor(x):
+            leaves.append(x.detach().clone())
+        else:
+            leaves.append(x)
+    return leaves
+
+
+def _fresh_inputs(leaves: list) -> list:
+    # A fresh non-leaf clone per run: in-place ops on the input are legal and never shared.
+    return [x.clone() if torch.is_tensor(x) else copy.deepcopy(x) for x in leaves]
+
+
+# Batch sizes tried after the first when a changed line did not run (`if x.shape[0] > 64:`, a
+# single-sample path); eval and train mode are always both run.
+OTHER_BATCHES = (128, 1)
+
+
+def rebatch(inputs: tuple, n: int) -> tuple | None:
+    """`inputs` with the leading (batch) dimension resized to `n`: new seeded values, of the same
+    dtype and value range; None when no input has a batch dimension to resize."""
+    tensors = [x for x in inputs if torch.is_tensor(x) and x.dim() >= 2]
+    if not tensors:
+        return None
+    b = tensors[0].shape[0]
+    if b == n:
+        return None
+    g = torch.Generator().manual_seed(SEED_INPUT + n)
+    out = []
+    for x in inputs:
+        if not (torch.is_tensor(x) and x.dim() >= 1 and x.shape[0] == b and (x.dim() >= 2 or x is not tensors[0])):
+            out.append(x)
+            continue
+        shape = (n, *x.shape[1:])
+        if x.is_floating_point():
+            out.append(torch.randn(shape, generator=g, dtype=x.dtype))
+        elif x.dtype == torch.bool:
+            out.append(torch.rand(shape, generator=g) > 0.5)
+        else:
+            lo, hi = (int(x.min()), int(x.max())) if x.numel() else (0, 1)
+            out.append(torch.randint(lo, hi + 1, shape, generator=g, dtype=x.dtype))
+    return tuple(out)
+
+
+
+# --------------------------------------------------------------------------- input inference
+
+_CONV_SIZES = {1: (32, 28, 64, 16, 8, 224, 128), 2: (32, 28, 64, 16, 8, 224), 3: (16, 8, 32)}
+
+
+def _first_known_leaf(model: nn.Module) -> nn.Module | None:
+    for m in model.modules():
+        if any(True for _ in m.children()):
+            continue
+        if isinstance(m, (nn.modules.conv._ConvNd, nn.Linear, nn.Embedding, nn.EmbeddingBag, nn.RNNBase)):
+            return m
+    return None
+
+
+def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype) -> list[Callable[[], tuple]]:
+    """Input makers (lazy: a 224x224 candidate is only built when the smaller ones failed)."""
+
+    def rn(*shape: int) -> Callable[[], tuple]:
+        def make() -> tuple:
+            g = torch.Generator().manual_seed(SEED_INPUT)
+            return (torch.randn(shape, generator=g, dtype=dtype),)
+
+        make.shape = shape  # type: ignore[attr-defined]
+        return make
+
+    out: list[Callable[[], tuple]] = []
+    if isinstance(leaf, nn.modules.conv._ConvNd):
+        dims = len(leaf.kernel_size)
+        chans = (leaf.in_channels,) if leaf.in_channels else (3, 1)
+        for c in chans:
+            for s in _CONV_SIZES.get(dims, (16,)):
+                out.append(rn(BATCH, c, *([s] * dims)))
+    elif isinstance(leaf, nn.Linear):
+        feats = (leaf.in_features,) if leaf.in_features else (16, 32, 8, 64, 3)
+        for f in feats:
+            out.append(rn(BATCH, f))
+            out.append(rn(BATCH, 8, f))
+    elif isinstance(leaf, (nn.Embedding, nn.EmbeddingBag)):
+        n = leaf.num_embeddings
+
+        def make_ids() -> tuple:
+            g = torch.Generator().manual_seed(SEED_INPUT)
+            return (torch.randint(0, n, (BATCH, 16), generator=g),)
+
+        make_ids.shape = (BATCH, 16)  # type: ignore[attr-defined]
+        out.append(make_ids)
+    elif isinstance(leaf, nn.RNNBase):
+        if leaf.batch_first:
+            out.append(rn(BATCH, 8, leaf.input_size))
+        else:
+            out.append(rn(8, BATCH, leaf.input_size))
+    return out
+
+
+def required_params(fn: Callable, skip_first: bool) -> list[str]:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return []
+    ps = list(sig.parameters.values())
+    if skip_first and ps:
+        ps = ps[1:]
+    return [
+        p.name
+        for p in ps
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.default is p.empty
+    ]
+
+
+def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
+                explain: Callable[[BaseException, str], str] | None = None) -> tuple:
+    req = required_params(type(models[0]).forward, skip_first=True)
+    if len(req) == 0:
+        return ()
+    leaf = _first_known_leaf(models[0])
+    if leaf is None:
+        raise Untestable(
+            f"input shape unknown for {name}: it has no Conv/Linear/Embedding/RNN layer to infer the input from; "
+            + fixture_hint(name)
+        )
+    cands = _candidate_inputs(leaf, dtype)
+    if len(req) > 1:
+        # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
+        # layer's input (distinct values); masks, lengths and the like need a fixture
+        cands = [_replicated(make, len(req)) for make in cands]
+    last: BaseException | None = None
+    for make in cands:
+        cand = make()
+        for model in models:
+            try:
+                try:
+                    m = copy.deepcopy(model)
+                except Exception:  # noqa: BLE001 - hook-based weight_norm holds a computed weight deepcopy refuses
+                    m = model      # a no_grad forward in eval mode leaves it as it was (its mode is restored)
+                was = m.training
+                try:
+                    m.eval()
+                    with torch.no_grad(), seeded(SEED_RUN):
+                        m(*_fresh_inputs(list(cand)))
+                finally:
+                    m.train(was)
+                return cand
+            except Exception as e:  # noqa: BLE001 - user code
+                if last is None or model is models[0]:
+                    last = e
+    if last is not None and dtype == torch.float64 and is_dtype_error(last):
+        raise _RetryFp32()
+    if last is not None and explain is not None and isinstance(last, NameError):
+        why = explain(last, name)
+        if why != fmt_exc(last):
+            raise Untestable(why)
+    tried = "; ".join(str(tuple(getattr(c, "shape", ()))) for c in cands[:8])
+    each = (f"forward() takes {len(req)} arguments ({', '.join(req)}), each tried with the shape inferred from its "
+            f"first layer" if len(req) > 1 else "forward failed on every input inferred from its first layer")
+    raise Untestable(
+        f"input shape unknown for {name}: {each} {type(leaf).__name__} (tried {tried}; last error "
+        f"{fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
+    )
+
+
+def _replicated(make: Callable[[], tuple], count: int) -> Callable[[], tuple]:
+    """`count` inputs shaped like `make`'s one: the first is its, the others drawn with other seeds."""
+
+    def multi() -> tuple:
+        first = make()[0]
+        others = []
+        for i in range(1, count):
+            if first.is_floating_point():
+                g = torch.Generator().manual_seed(SEED_INPUT + i)
+                others.append(torch.randn(first.shape, generator=g, dtype=first.dtype))
+            else:
+                others.append(first.clone())
+        return (first, *others)
+
+    multi.shape = getattr(make, "shape", ())  # type: ignore[attr-defined]
+    return multi
+
+
+def has_lazy(model: nn.Module) -> bool:
+    from torch.nn.parameter import is_lazy
+
+    return any(is_lazy(p) for p in model.parameters()) or any(is_lazy(b) for b in model.buffers())
+
+
