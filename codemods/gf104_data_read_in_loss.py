@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.expressions import code_of
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths, forward_cuts
 from gradfix.analysis.loops import _walk_calls, training_loops
@@ -33,9 +34,30 @@ def data_reads(expr: cst.CSTNode):
                 continue  # `.item()` leaves autograd anyway; dropping `.data` would not help
         if isinstance(node, cst.Attribute) and node.attr.value == "data":
             out.append(node)
+        if isinstance(node, cst.Subscript):
+            stack.append((node.value, node))  # an index (`q[range(n), actions.data]`) never carries gradient
+            continue
         for child in children(node):
-            stack.append((child, node))
+            if not _index_argument(node, child):
+                stack.append((child, node))
     return out
+
+
+_INDEX_TAKERS = {"gather": 1, "index_select": 1}
+
+
+def _index_argument(node, child) -> bool:
+    """`child` is the index argument of `x.gather(dim, index)` / `x.index_select(dim, index)`: integers,
+    outside autograd whatever they are read through."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and isinstance(child, cst.Arg)):
+        return False
+    pos = _INDEX_TAKERS.get(node.func.attr.value)
+    if pos is None:
+        return False
+    if child.keyword is not None:
+        return child.keyword.value == "index"
+    positional = [a for a in node.args if a.keyword is None and not a.star]
+    return len(positional) > pos and positional[pos] is child
 
 
 def _used_outside_data(exprs, name: str | None) -> bool:
@@ -135,7 +157,11 @@ class DataReadInLoss(Rule):
             "`Variable(loss, requires_grad=True)`). Left alone there: a `.data` under a test of the mode "
             "(`if self.export:`, `if not self.training:`), and outputs the loss does not rely on alone. Left alone: a term "
             "that keeps a gradient path besides `.data` (semi-gradient TD targets, masks), `.data` of a batch or "
-            "of samples from a module another optimizer steps, and values that leave autograd anyway (`.item()`)."
+            "of samples from a module another optimizer steps, values that leave autograd anyway (`.item()`), "
+            "`.data` in an index position (`q[range(n), actions.data]`, the index of `gather` / `index_select`: an "
+            "index never carries gradient), and a value re-wrapped at once as a new leaf (`mix = Variable(a.data + "
+            "b.data, requires_grad=True)`, `mix.requires_grad_()`, a WGAN-GP interpolation): the returned term is a "
+            "gradient with respect to that leaf, and how the leaf was made is data on purpose."
         ),
         why=(
             "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
@@ -224,9 +250,18 @@ class DataReadInLoss(Rule):
             if isinstance(small, cst.Return) and small.value is not None:
                 exprs.append(small.value)
                 wanted |= names_in(small.value)
+            elif isinstance(small, cst.Expr) and _rewrapped_name(small.value) in wanted:
+                # `mix.requires_grad_()`: from here back, `mix` is a fresh leaf; how it was made is data
+                wanted.discard(_rewrapped_name(small.value))
             elif isinstance(small, (cst.Assign, cst.AugAssign)):
                 targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
                 if any(isinstance(t, cst.Name) and t.value in wanted for t in targets):
+                    leaf = isinstance(small, cst.Assign) and _new_leaf(small.value)
+                    if leaf:
+                        # `mix = Variable(a.data + b.data, requires_grad=True)`: the returned value is a
+                        # gradient with respect to a new leaf (a WGAN-GP mix); its `.data` inputs are data
+                        wanted -= {t.value for t in targets if isinstance(t, cst.Name)}
+                        continue
                     exprs.append(small.value)
                     wanted |= names_in(small.value)
         found = []
@@ -248,6 +283,29 @@ class DataReadInLoss(Rule):
             contract.update(call=None, call_old=old, call_new=new)
         fix = ctx.fix("drop `.data`", [Edit(node, node.value)], Safety.UNSAFE, contract)
         return ctx.finding(node, message, fix)
+
+
+def _new_leaf(value) -> bool:
+    """`Variable(x, requires_grad=True)`, `torch.tensor(x, requires_grad=True)`, `x.requires_grad_()`,
+    `x.detach().requires_grad_(True)`: a tensor that starts a graph of its own."""
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Attribute) and func.attr.value == "requires_grad_":
+        return not value.args or code_of(value.args[0].value) == "True"
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else ""
+    if name in ("Variable", "tensor"):
+        return any(a.keyword is not None and a.keyword.value == "requires_grad" and code_of(a.value) == "True"
+                   for a in value.args)
+    return False
+
+
+def _rewrapped_name(value) -> str | None:
+    """`mix` for a statement `mix.requires_grad_()` / `mix.requires_grad_(True)`."""
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value == "requires_grad_" and isinstance(value.func.value, cst.Name) and _new_leaf(value):
+        return value.func.value.value
+    return None
 
 
 class _DropData(cst.CSTTransformer):

@@ -22,8 +22,9 @@ class EpochSchedulerPerBatch(Rule):
             "(gamma < 0.999), `CosineAnnealingLR` or `CosineAnnealingWarmRestarts`, with its period not counted in "
             "iterations. Per-iteration schedulers (`OneCycleLR`, `CyclicLR`, `LambdaLR` warm-ups, transformers' "
             "`get_*_schedule*`), periods written in iterations (`T_max=epochs * len(loader)`, `step_size=total_steps`), "
-            "`ReduceLROnPlateau`, `scheduler.step(value)` and schedulers of unknown type (a parameter, another "
-            "module) are left alone. So is a literal period longer than the number of epochs the file shows (the "
+            "`ReduceLROnPlateau`, `scheduler.step(value)`, schedulers of unknown type (a parameter, another "
+            "module) and a step under a test that holds for one batch of the epoch (`if i == 0:`, "
+            "`if i + 1 == len(loader):`, so it runs once per epoch) are left alone. So is a literal period longer than the number of epochs the file shows (the "
             "epoch loop's `range(N)`, `epochs = N`, an argparse `--epochs` default): `StepLR(opt, step_size=30000)` "
             "or `CosineAnnealingLR(opt, T_max=100000)` over 12 epochs would never complete per epoch, so it counts "
             "optimizer steps and per-batch stepping is right; and a literal period of 1000 or more when the file "
@@ -73,6 +74,8 @@ class EpochSchedulerPerBatch(Rule):
             for e in it.events:
                 if e.op != "sched" or e.info.get("args") or e.nested or id(e.node) in seen:
                     continue
+                if _once_per_epoch(it, e):
+                    continue
                 info = scheduler_info(it, e.recv)
                 if info.kind != "epoch":
                     continue
@@ -97,6 +100,35 @@ class EpochSchedulerPerBatch(Rule):
         edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
         return ctx.fix(f"step `{e.recv}` ({short}) once per epoch, at the end of the epoch loop", edits,
                        Safety.UNSAFE, train_loop_contract(it))
+
+
+def _once_per_epoch(it, e) -> bool:
+    """The step sits under a test that holds for one batch of the epoch: `if i == 0:`,
+    `if i == len(loader) - 1 and ...:` (an equality on the batch loop's index)."""
+    var = it.index_var()
+    if var is None:
+        return False
+    for node, branch in e.path:
+        if isinstance(node, cst.If) and branch == 0 and _index_equality(node.test, var):
+            return True
+    return False
+
+
+def _index_equality(test, var: str) -> bool:
+    if isinstance(test, cst.BooleanOperation) and isinstance(test.operator, cst.And):
+        return _index_equality(test.left, var) or _index_equality(test.right, var)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.Equal):
+        sides = (test.left, test.comparisons[0].comparator)
+        return any(_is_index(side, var) for side in sides)
+    return False
+
+
+def _is_index(expr, var: str) -> bool:
+    """`i`, `i + 1`, `i - 1`."""
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
+        return _is_index(expr.left, var) or _is_index(expr.right, var)
+    return isinstance(expr, cst.Name) and expr.value == var
 
 
 RULE = EpochSchedulerPerBatch

@@ -8,8 +8,9 @@ import libcst as cst
 
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.iteration import iterations
-from gradfix.analysis.names import dotted
-from gradfix.analysis.tree import calls_in, if_branches, walk
+from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.tree import calls_in, contains, if_branches, walk
+from gradfix.analysis.trainstep import names_in
 from gradfix.rule import Rule, RuleDocs
 
 # tests of a branch that may legitimately skip the clearing: accumulation windows, first batches, flags
@@ -23,7 +24,8 @@ class ZeroGradMissing(Rule):
     docs = RuleDocs(
         what=(
             "Finds a loop whose body runs `backward()` and an optimizer step but nothing that clears gradients: no "
-            "`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None` or `p.grad.zero_()` anywhere in the loop "
+            "`optimizer.zero_grad()`, `model.zero_grad()`, `p.grad = None`, `p.grad = <a tensor of zeros>` "
+            "(`torch.zeros_like(...)`, `Variable(g.new().resize_as_(g).zero_())`) or `p.grad.zero_()` anywhere in the loop "
             "body (under any condition, in nested loops, or in a function of this file that the loop calls). Two "
             "narrower forms too: (a) a loop with several optimizers (a GAN's D and G) that clears some of them but "
             "never the one a step uses, when every clear is an `opt.zero_grad()` of another optimizer and the "
@@ -35,8 +37,12 @@ class ZeroGradMissing(Rule):
             "(`if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`), and any branch test that reads "
             "like an accumulation or first-batch test (`%`, `accum`, `sync`, `step`, `first`, ...) or an `if` "
             "without an `else`; a model's `zero_grad()` or a `p.grad = None` loop next to several optimizers "
-            "(which optimizer's parameters it clears is not checked); and a function whose callers in the file "
-            "clear gradients themselves."
+            "(which optimizer's parameters it clears is not checked); a function whose callers in the file "
+            "clear gradients themselves; distributed autograd (`dist_autograd.backward(context_id, ...)` or a "
+            "`with dist_autograd.context()` in the loop body: the gradients live in a context made per "
+            "iteration, not in `.grad`); and a loop body that builds both the model and the optimizer over its "
+            "parameters anew (`net = Net(); opt = SGD(net.parameters())`, a unit test's one-step check), so no "
+            "parameter is stepped twice."
         ),
         why=(
             "`backward()` adds into `.grad`. Without clearing, step k uses the sum of the gradients of batches 1..k: "
@@ -63,6 +69,9 @@ class ZeroGradMissing(Rule):
                 continue
             where = id(it.loop) if it.loop is not None else id(it.scope)
             if where in seen or (where, step.recv) in seen:
+                continue
+            if _no_gradient_carried_over(ctx.index, it, b, step):
+                seen.add(where)
                 continue
             if it.loop is not None and not _clears_anything(it):
                 seen.add(where)
@@ -91,6 +100,69 @@ class ZeroGradMissing(Rule):
                            f"gradients are never cleared, so each step uses the sum of all past steps' gradients; "
                            f"clear them on every path (before the `if`)")
                 yield ctx.finding(b.node, message, None)
+
+
+def _no_gradient_carried_over(index, it, b, step) -> bool:
+    """Nothing of one iteration's gradients reaches the next one's step: distributed autograd keeps them in a
+    context opened per iteration (`with dist_autograd.context() as cid: dist_autograd.backward(cid, [loss])`),
+    or the model and the optimizer over its parameters are both built anew in the loop body."""
+    if it.loop is None:
+        return False
+    if qualname(b.node.func, index.imports) == "torch.distributed.autograd.backward":
+        return True
+    for node in walk(it.loop.body):
+        if isinstance(node, cst.WithItem) and isinstance(node.item, cst.Call) and \
+                qualname(node.item.func, index.imports) == "torch.distributed.autograd.context":
+            return True
+    return _fresh_model_and_optimizer(it, step)
+
+
+def _fresh_model_and_optimizer(it, step) -> bool:
+    """The stepped optimizer is constructed in the loop body over the parameters of models that are
+    themselves constructed there (`net = Net(); opt = SGD(net.parameters(), lr)`): each iteration's
+    parameters start with no `.grad`."""
+    body = it.loop.body
+    opt = it.optimizer_binding(step.recv)
+    if opt is None or not contains(body, opt.value):
+        return False
+    owners: set[str] = set()
+    if not _parameter_owners(it, opt.value, body, owners, set()) or not owners:
+        return False
+    for name in owners:
+        bs = it.bindings(name)
+        if not bs or not all(isinstance(x.value, cst.Call) and contains(body, x.value) and _constructs(x)
+                             for x in bs):
+            return False
+    return True
+
+
+def _parameter_owners(it, expr, body, owners: set, seen: set) -> bool:
+    """Collect the receivers of `.parameters()` / `.named_parameters()` that `expr` reads, following names
+    bound in the loop body (`trainable = {n: p for n, p in net.named_parameters()}`); False when one is
+    not a plain name."""
+    for call in calls_in(expr):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("parameters", "named_parameters"):
+            name = dotted(call.func.value)
+            if name is None:
+                return False
+            owners.add(name)
+    for name in names_in(expr):
+        if name in seen:
+            continue
+        seen.add(name)
+        for x in it.flow.bindings:
+            if x.name == name and x.value is not None and x.kind.value != "module" and contains(body, x.value):
+                if not _parameter_owners(it, x.value, body, owners, seen):
+                    return False
+    return True
+
+
+def _constructs(binding) -> bool:
+    """Bound to a constructor call: a module class, or a callee named like a class (`Net(...)`)."""
+    if binding.kind.value == "module" and binding.ctor:
+        return True
+    name = dotted(binding.value.func)
+    return name is not None and name.split(".")[-1][:1].isupper()
 
 
 def _clears_anything(it) -> bool:

@@ -25,7 +25,10 @@ class HistoryAccumulation(Rule):
             "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`) in a training loop where "
             "`loss` is the tensor backpropagated in that iteration (or a term of it: a model output, also one "
             "unpacked from a tuple `out, aux = model(x)`, or a loss recomputed from one, `total += criterion(out, "
-            "y)`) and `total` is never backpropagated itself. `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
+            "y)`) and `total` is never backpropagated itself, directly or as a term of the backpropagated value (an "
+            "entropy bonus summed over a rollout and subtracted in the loss keeps its graph on purpose). "
+            "What an environment's `step()` returns (a receiver from `gym.make`, or named `env`) is numbers, "
+            "whatever action tensor it was handed (`score += reward`). `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
             "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
             "`running += loss.item() * x.size(0)`) are left alone. Also finds `meter.update(loss)` (any method, the "
             "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
@@ -196,13 +199,25 @@ def _plain_use(expr, name: str) -> bool:
 
 
 def _backpropagated_names(it) -> set[str]:
-    """Names that reach some backward call in the scope (a chunk sum backpropagated once is not history)."""
+    """Names that reach some backward call in the scope, directly or through the names the backpropagated
+    value is built from: a chunk sum backpropagated once, or an entropy bonus summed over a rollout and
+    subtracted in the loss (`loss = pg + 0.5 * vf - 0.01 * entropy`), is a term of the loss, not history."""
     out = set()
     for node in _walk(it.scope):
         if type(node) is cst.Call:
             t = backward_target(node, it.flow)
             if t is not None:
                 out |= names_in(t[0])
+    values: dict[str, list] = {}
+    for b in it.flow.bindings:
+        if b.value is not None and isinstance(b.value, cst.CSTNode):
+            values.setdefault(b.name, []).append(b.value)
+    todo = list(out)
+    while todo:
+        for value in values.get(todo.pop(), ()):
+            for name in names_in(value) - out:
+                out.add(name)
+                todo.append(name)
     return out
 
 

@@ -11,6 +11,7 @@ from gradfix.analysis.iteration import iterations, locator
 from gradfix.analysis.loopedits import optimizer_and_scheduler, train_loop_contract
 from gradfix.analysis.loopspec import module_constants, skeleton
 from gradfix.model import Edit, Safety
+CELL_MARK = "# gradfix:cell "  # gradfix.notebook.CELL_MARK (not imported: rules stay clear of the engine)
 from gradfix.rule import Rule, RuleDocs
 
 # Conversions and views: no in-place twin; the result must be assigned.
@@ -34,7 +35,8 @@ class DiscardedOutOfPlace(Rule):
             "as `vae.training_step(torch.randn(16, 20))`). A parameter nobody calls with a tensor in the file is "
             "unknown and left alone (it may be a module). Ops whose result is used, methods with side effects, "
             "chains ending in an in-place call, and `model.to(device)` / `model.cuda()` / `model.float()` on modules "
-            "(modules move in place) are left alone."
+            "(modules move in place; also a module cast first, `model = Net().bfloat16()`) are left alone, and so is "
+            "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value)."
         ),
         why=(
             "Out-of-place ops return a new tensor and leave the receiver as it was: gradient clipping or clamping "
@@ -69,6 +71,8 @@ class DiscardedOutOfPlace(Rule):
                 if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)) or id(small) in done:
                     continue
                 call = small.value
+                if _cell_output(ctx, small):
+                    continue
                 func = call.func
                 if not isinstance(func, cst.Attribute):
                     continue
@@ -76,6 +80,9 @@ class DiscardedOutOfPlace(Rule):
                 if meth not in OUT_OF_PLACE and meth not in CONVERSIONS:
                     continue
                 recv = func.value
+                if meth in CONVERSIONS and isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and \
+                        recv.func.attr.value.endswith("_") and not recv.func.attr.value.startswith("_"):
+                    continue  # `y.scatter_(1, idx, 1).float()`: the in-place call did the work
                 chain = _grad_chain(recv)
                 context = None
                 if chain is not None and chain[0] == "grad":
@@ -149,6 +156,22 @@ def _call_site_args(fn: cst.FunctionDef, call: cst.Call) -> dict:
             if ok and isinstance(v, (int, float, bool)):
                 out[a.keyword.value] = v
     return out
+
+
+def _cell_output(ctx, small) -> bool:
+    """The last statement of a notebook cell, without a trailing `;`: Jupyter displays its value
+    (`t.view(3, 2)` alone in a cell shows the reshaped tensor), so nothing is discarded."""
+    if not (ctx.path.endswith(".ipynb") or (ctx.index.source or "").startswith(CELL_MARK)):
+        return False
+    line = ctx.index.parents.get(small)
+    body = list(ctx.module.body)
+    if not isinstance(line, cst.SimpleStatementLine) or line.body[-1] is not small or \
+            not isinstance(small.semicolon, cst.MaybeSentinel) or not any(st is line for st in body):
+        return False
+    k = next(i for i, st in enumerate(body) if st is line)
+    if k + 1 == len(body):
+        return True
+    return any(el.comment is not None and el.comment.value.startswith(CELL_MARK) for el in body[k + 1].leading_lines)
 
 
 def _passed_tensor(flow, recv) -> bool:

@@ -14,6 +14,7 @@ from gradfix.analysis.loopspec import skeleton
 from gradfix.analysis.loopedits import optimizer_and_scheduler
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import freeze_target
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -42,7 +43,9 @@ class FrozenOrMissingParams(Rule):
             "`model` was frozen (`model.requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = "
             "False`), or frozen right after it in the same block before the optimizer is used, and nothing "
             "unfreezes them (a freeze under a flag or in a loop the optimizer is outside of, or one after the "
-            "optimizer was used, is a run-time choice and left alone); (3) an optimizer built from a list of several submodules' parameters "
+            "optimizer was used, is a run-time choice and left alone; so is a model handed to a function or sent a "
+            "method call between the freeze and the optimizer, which may add new trainable submodules such as LoRA "
+            "adapters); (3) an optimizer built from a list of several submodules' parameters "
             "(`list(m.a.parameters()) + list(m.b.parameters())`, `itertools.chain(...)`, param-group dicts) of a "
             "model class defined in the file that leaves out a submodule with parameters that `forward` uses, is not "
             "frozen and is in no other optimizer; (4) a submodule replaced (`model.fc = nn.Linear(...)`) after the "
@@ -195,6 +198,8 @@ class FrozenOrMissingParams(Rule):
                     d = dotted(t.target) if isinstance(t.target, cst.Attribute) else None
                     if d and (d.startswith(term + ".") or term.startswith(d)):
                         return None
+        if not after and _handed_over(flow, term, freezes[-1][0].index, b.step):
+            return None
         st, what = freezes[-1]
         line = ctx.span(st.line).line
         when = f"is frozen afterwards, before `{b.name}` is used" if after else "was frozen"
@@ -344,6 +349,36 @@ def _freeze_statement(node):
             if isinstance(n, cst.Assign) and code_of(n.targets[0].target).endswith(".requires_grad"):
                 return n
     return node
+
+
+_READS_ONLY = frozenset({"print", "len", "sum", "isinstance", "type", "str", "repr", "id", "hasattr", "getattr",
+                         "parameters", "named_parameters", "state_dict", "numel", "to", "cuda", "cpu", "eval", "train",
+                         "modules", "named_modules", "children", "named_children", "buffers", "count_parameters"})
+
+
+def _handed_over(flow, term: str, start: int, end: int) -> bool:
+    """Between the freeze (step `start`) and the optimizer (step `end`), the model is handed to a function
+    (`replace_linear_with_lora(model, ...)`, `add_adapters(model)`) or sent a method call that may add new
+    trainable submodules or unfreeze some (`model.add_module(...)`, `model.apply(unfreeze)`)."""
+    root = term.split(".")[0]
+    for st in flow.steps[start + 1:end]:
+        if isinstance(st.node, cst.BaseCompoundStatement):
+            continue
+        for node in walk(st.node):
+            if not isinstance(node, cst.Call):
+                continue
+            fname = node.func.attr.value if isinstance(node.func, cst.Attribute) else \
+                node.func.value if isinstance(node.func, cst.Name) else None
+            if fname in _READS_ONLY:
+                continue
+            recv = dotted(node.func.value) if isinstance(node.func, cst.Attribute) else None
+            if recv is not None and (recv == root or recv.startswith(root + ".")):
+                return True
+            for a in node.args:
+                d = dotted(a.value) if isinstance(a.value, (cst.Name, cst.Attribute)) else None
+                if d is not None and (d == root or d.startswith(root + ".")):
+                    return True
+    return False
 
 
 def _frozen_before_use(flow, b, term):

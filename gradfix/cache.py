@@ -29,9 +29,14 @@ CACHE_DIR = ".gradfix_cache"
 def code_fingerprint() -> str:
     """gradfix's version and its own source files (name, size, mtime): a development checkout
     that changes a rule without a new version number must not read stale results."""
+    import gradfix.cli
+    import gradfix.codemods
+
     h = hashlib.sha256(__version__.encode())
     package = os.path.dirname(os.path.abspath(__file__))
-    roots = [package] + [os.path.join(package, sub) for sub in ("codemods", "cli")]
+    # codemods/ and cli/ sit beside the package in a checkout (installed as gradfix.codemods and
+    # gradfix.cli): take their folders from the modules, not from the package's path
+    roots = [package] + [os.path.dirname(os.path.abspath(m.__file__)) for m in (gradfix.codemods, gradfix.cli)]
     seen = set()
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
@@ -47,7 +52,7 @@ def code_fingerprint() -> str:
                     st = os.stat(full)
                 except OSError:
                     continue
-                h.update(f"{os.path.relpath(full, package)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+                h.update(f"{full}:{st.st_size}:{st.st_mtime_ns}\n".encode())
     return h.hexdigest()[:16]
 
 

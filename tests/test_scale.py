@@ -152,3 +152,20 @@ def test_apply_parses_again_only_files_with_a_fix(tmp_path, monkeypatch):
     with_fix = sorted(os.path.basename(r.path) for r in report.fixes if r.changes)
     assert sorted(os.path.basename(p) for p in engine.fixed) == with_fix == ["block_00.py", "block_03.py", "train.py"]
     assert len(report.fixes) == 8  # every file is reported, fixed or not
+
+
+def test_the_code_fingerprint_covers_the_rules_and_the_cli(tmp_path, monkeypatch):
+    import gradfix.codemods
+
+    cache_mod.code_fingerprint.cache_clear()
+    before = cache_mod.code_fingerprint()
+    rule = Path(gradfix.codemods.__file__).with_name("gf101_inplace_on_activation.py")
+    stat = rule.stat()
+    try:
+        os.utime(rule, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # "edited"
+        cache_mod.code_fingerprint.cache_clear()
+        assert cache_mod.code_fingerprint() != before
+    finally:
+        os.utime(rule, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+        cache_mod.code_fingerprint.cache_clear()
+    assert cache_mod.code_fingerprint() == before

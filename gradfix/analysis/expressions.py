@@ -129,6 +129,37 @@ def _grad_chain(expr) -> tuple[str, cst.BaseExpression] | None:
     return None
 
 
+_ZERO_CTORS = frozenset({"torch.zeros", "torch.zeros_like"})
+_ZERO_METHODS = frozenset({"zero_", "new_zeros", "zeros_like"})
+_KEEPS_ZERO = frozenset({"to", "cuda", "cpu", "detach", "type_as", "float", "half", "double", "contiguous",
+                         "clone", "view_as", "reshape_as"})
+
+
+def clears_grad_value(value, imports=None) -> bool:
+    """A value that, assigned to `p.grad`, leaves no gradient to add to: `None`, or a tensor of zeros
+    (`torch.zeros_like(p)`, `g.new().resize_as_(g).zero_()`, `Variable(<zeros>)`, `<zeros>.to(dev)`)."""
+    if isinstance(value, cst.Name):
+        return value.value == "None"
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    q = qualname(func, imports) if imports is not None else None
+    if q in _ZERO_CTORS:
+        return True
+    if isinstance(func, cst.Attribute):
+        meth = func.attr.value
+        if meth in _ZERO_METHODS:
+            return True
+        if meth == "fill_" and value.args and literal_number(value.args[0].value) == 0:
+            return True
+        if meth in _KEEPS_ZERO:
+            return clears_grad_value(func.value, imports)
+    name = func.value if isinstance(func, cst.Name) else func.attr.value if isinstance(func, cst.Attribute) else None
+    if name == "Variable" and value.args and value.args[0].keyword is None:
+        return clears_grad_value(value.args[0].value, imports)
+    return False
+
+
 def grad_op_info(call: cst.Call) -> dict | None:
     """An op on gradients or on parameter data as a bare statement (`p.grad.data.clamp(-1, 1)`), in place or not."""
     func = call.func
@@ -207,12 +238,17 @@ def _scalar_value(expr) -> bool:
     return isinstance(expr, cst.Attribute) and expr.attr.value in _SCALAR_ATTRIBUTES - {"data"}
 
 
+# Methods whose result is integer or boolean: autograd records no graph through them.
+_INDEX_METHODS = frozenset({"argmax", "argmin", "argsort", "eq", "ne", "lt", "le", "gt", "ge", "isnan", "isinf",
+                            "nonzero", "long", "bool"})
+
+
 def _graph_reaches(expr, loss_names: set[str]) -> bool:
     if isinstance(expr, cst.Name):
         return expr.value in loss_names
     if isinstance(expr, cst.Call):
         f = expr.func
-        if isinstance(f, cst.Attribute) and f.attr.value in _SCALAR_METHODS:
+        if isinstance(f, cst.Attribute) and (f.attr.value in _SCALAR_METHODS or f.attr.value in _INDEX_METHODS):
             return False
         if isinstance(f, cst.Name) and f.value in ("float", "int", "len"):
             return False
@@ -241,7 +277,7 @@ def function_ops(index, fn: cst.FunctionDef) -> set[str]:
         if kind is cst.Assign:
             for t in node.targets:
                 if isinstance(t.target, cst.Attribute) and t.target.attr.value == "grad" and \
-                        isinstance(node.value, cst.Name) and node.value.value == "None":
+                        clears_grad_value(node.value, index.imports):
                     ops.add("zero_grad")
         if kind is not cst.Call:
             continue

@@ -729,7 +729,8 @@ class Flow:
             if rk is Kind.NUMPY:
                 return Kind.NUMPY, None, False, None, ""
             if rk is Kind.MODULE:
-                if meth in ("to", "cuda", "cpu", "train", "eval", "double", "float", "half", "requires_grad_"):
+                if meth in ("to", "cuda", "cpu", "train", "eval", "double", "float", "half", "bfloat16", "type",
+                            "xpu", "to_empty", "share_memory", "requires_grad_"):
                     return Kind.MODULE, rctor, False, None, ""
                 if meth in ("parameters", "named_parameters", "modules", "children", "state_dict", "buffers",
                             "named_modules", "zero_grad", "apply", "register_forward_hook", "load_state_dict"):

@@ -31,7 +31,7 @@ from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
 from gradfix.analysis.expressions import (
     CLIP_NORM, CLIP_VALUE, _arg, _grad_chain, _graph_reaches, _post_order_calls, _scalar_value, accumulation_form,
-    code_of, function_ops, grad_op_info, literal_value,
+    clears_grad_value, code_of, function_ops, grad_op_info, literal_value,
 )
 
 SCALER_CTORS = frozenset({"torch.cuda.amp.GradScaler", "torch.amp.GradScaler", "torch.GradScaler",
@@ -174,7 +174,7 @@ class Iteration:
             for t in small.targets:
                 tgt = t.target
                 if isinstance(tgt, cst.Attribute) and tgt.attr.value == "grad" and \
-                        isinstance(small.value, cst.Name) and small.value.value == "None":
+                        clears_grad_value(small.value, self.index.imports):
                     out.append(self._ev("zero_grad", small, small, line, path, nested, code_of(tgt.value),
                                         target="none"))
                     return out
@@ -325,7 +325,7 @@ class Iteration:
         if not hasattr(self, "_loss_names"):
             names: set[str] = set()
             for stmt, value in reversed(loss_expressions(self.tl, unpacked=True)):
-                if not isinstance(stmt, cst.Assign) or _scalar_value(value):
+                if not isinstance(stmt, cst.Assign) or _scalar_value(value) or self._environment_step(value):
                     continue
                 if not (self._calls_a_module(value) or _graph_reaches(value, names)):
                     continue
@@ -339,6 +339,24 @@ class Iteration:
                 names.add(loss.value)
             self._loss_names = names
         return self._loss_names
+
+    def _environment_step(self, value) -> bool:
+        """`obs, reward, done, info = env.step(action)`: an environment's step (a receiver bound to
+        `gym.make(...)` or named like an environment) gives numbers and arrays, not a graph, whatever
+        action tensor it is handed."""
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+                value.func.attr.value in ("step", "reset")):
+            return False
+        recv = value.func.value
+        ctors = {b.ctor or "" for b in self.bindings(recv)}
+        name = (dotted(recv) or "").split(".")[-1].lower()
+        if any(c.split(".")[0] in ("gym", "gymnasium") for c in ctors):
+            return True
+        if any(b.value is not None and isinstance(b.value, cst.Call) and
+               (qualname(b.value.func, self.index.imports) or "").split(".")[0] in ("gym", "gymnasium")
+               for b in self.bindings(recv)):
+            return True
+        return name in ("env", "envs", "environment") or name.endswith("_env") or name.startswith("env_")
 
     def _calls_a_module(self, value) -> bool:
         for call in _calls_in(value):
