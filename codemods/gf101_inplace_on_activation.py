@@ -174,8 +174,9 @@ class InplaceOnActivation(Rule):
             return None
         if binding.kind.value == "parameter" or binding.root().kind.value == "parameter":
             return None
-        saved = flow.saved_before(binding, st.index)
-        if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
+        # the call's own save does not count: in place, the activation saves its result instead
+        saved = flow.saved_before(binding, st.index, excluding=call)
+        if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index, excluding=call), st.index):
             return None
         return ctx.finding(call, (
             f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and autograd saved `{arg.value}` for "

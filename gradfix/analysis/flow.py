@@ -201,13 +201,14 @@ class Flow:
     def _really_saved(self, at: int, step: int, cond: Grad) -> bool:
         return not self.steps[at].no_grad and not self.exclusive(at, step) and self.holds(cond) is True
 
-    def saved_before(self, b: Binding, step: int) -> list[str]:
-        """Why autograd holds `b` (or a tensor sharing its storage) at `step`."""
-        return [str(r) for _i, r in self._saves(b, step)]
+    def saved_before(self, b: Binding, step: int, excluding=None) -> list[str]:
+        """Why autograd holds `b` (or a tensor sharing its storage) at `step`; `excluding`: a call
+        whose own save does not count (an in-place activation saves its result, not its input)."""
+        return [str(r) for _i, r in self._saves(b, step) if excluding is None or getattr(r, "node", None) is not excluding]
 
-    def saved_steps(self, b: Binding, step: int) -> list[int]:
+    def saved_steps(self, b: Binding, step: int, excluding=None) -> list[int]:
         """The steps at which autograd saved `b` (or a tensor sharing its storage), up to `step`."""
-        return [i for i, _r in self._saves(b, step)]
+        return [i for i, r in self._saves(b, step) if excluding is None or getattr(r, "node", None) is not excluding]
 
     def is_tensor(self, b: Binding) -> bool:
         """Tensor-typed, or a parameter of unknown type that a call site passes a value requiring
