@@ -21,6 +21,32 @@ class Head(nn.Module):
         return h
 """
 
+# a model file and a script that imports it and calls forward() directly (GF305 across files)
+MODEL = '''\
+import torch.nn as nn
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+'''
+TRAIN = '''\
+import torch
+from model import Net
+
+net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for x in [torch.randn(3, 4)]:
+    out = net.forward(x)
+    opt.zero_grad()
+    out.sum().backward()
+    opt.step()
+'''
+
 
 def run(args, cwd, input=None):
     """`gradfix ARGS` in-process, in folder `cwd`."""

@@ -12,32 +12,9 @@ from gradfix.codemods import ALL_RULES
 from gradfix.config import Config
 from gradfix.engine import Engine, accept_all
 from gradfix.runner import fix_paths, lint_paths
-
-MODEL = '''\
-import torch.nn as nn
+from samples import MODEL, TRAIN
 
 
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-'''
-
-TRAIN = '''\
-import torch
-from model import Net
-
-net = Net()
-opt = torch.optim.SGD(net.parameters(), lr=0.1)
-for x in [torch.randn(3, 4)]:
-    out = net.forward(x)
-    opt.zero_grad()
-    out.sum().backward()
-    opt.step()
-'''
 
 HAZARD = '''\
 import torch

@@ -10,34 +10,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
+from gradfix.cli.main import main
+from samples import MODEL, TRAIN
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
-MODEL = '''\
-import torch.nn as nn
-
-
-class Net(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.Linear(4, 2)
-
-    def forward(self, x):
-        return self.fc(x)
-'''
-TRAIN = '''\
-import torch
-from model import Net
-
-net = Net()
-opt = torch.optim.SGD(net.parameters(), lr=0.1)
-for x in [torch.randn(3, 4)]:
-    out = net.forward(x)
-    opt.zero_grad()
-    out.sum().backward()
-    opt.step()
-'''
 
 
 @pytest.fixture(scope="module")
