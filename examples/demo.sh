@@ -29,7 +29,7 @@ rc=0; "$GRADFIX" apply --diff . || rc=$?; status $rc
 step "3. apply: write the verified rewrites (atomically, formatting and comments kept)" "gradfix apply ."
 rc=0; "$GRADFIX" apply . || rc=$?; status $rc
 
-step "4. check again" "gradfix check ."
+step "4. check again: what is left (a fix verified as changes-behaviour waits for --unsafe-fixes or -i)" "gradfix check ."
 rc=0; "$GRADFIX" check . || rc=$?; status $rc
 
 cd ../refused || exit 1
