@@ -251,9 +251,6 @@ class FileIndex:
         submodule (nor do its bases): a dropout or pooling wrapper."""
         return self.project is not None and q is not None and "." in q and self.project.parameter_free(q) is True
 
-    def plain_project_class(self, q: str | None) -> bool:
-        """A class another file of the project defines, provably not an nn.Module."""
-        return self.project is not None and q is not None and "." in q and self.project.is_module_class(q) is False
 
     @cached_property
     def submodules(self) -> dict[str, dict[str, str]]:

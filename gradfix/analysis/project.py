@@ -20,10 +20,8 @@ import ast
 import os
 from dataclasses import dataclass, field
 
-_NO_GRAD = frozenset({
-    "torch.no_grad", "torch.inference_mode", "torch.autograd.no_grad", "torch.autograd.grad_mode.no_grad",
-    "torch.autograd.inference_mode",
-})
+from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
+from gradfix.analysis.torchapi import is_nn_module_ctor
 _MODULE_BASE = "torch.nn.Module"
 
 
@@ -333,11 +331,6 @@ class ProjectIndex:
             except (OSError, UnicodeDecodeError, ValueError):
                 continue
 
-    def remove(self, path: str) -> None:
-        if self._files.pop(os.path.abspath(path), None) is not None:
-            self._by_name = self._sites = None
-            self._module_memo, self._direct, self._digests = {}, {}, {}
-
     def __len__(self) -> int:
         return len(self._files)
 
@@ -417,7 +410,7 @@ class ProjectIndex:
         self._module_memo[key] = None  # a cycle of bases: unknown
         answer: bool | None = False
         for base in s.classes[name]:
-            if base == _MODULE_BASE or _is_torch_module(base):
+            if base == _MODULE_BASE or is_nn_module_ctor(base):
                 answer = True
                 break
             if base in s.classes:  # a class of the same file
@@ -523,12 +516,6 @@ class ProjectIndex:
 
     def view(self, path: str) -> "ProjectView":
         return ProjectView(self, os.path.abspath(path))
-
-
-def _is_torch_module(q: str) -> bool:
-    last = q.rsplit(".", 1)[-1]
-    return (q.startswith("torch.nn.") and not q.startswith(("torch.nn.functional", "torch.nn.init", "torch.nn.utils",
-                                                             "torch.nn.Parameter")) and last[:1].isupper())
 
 
 class ProjectView:

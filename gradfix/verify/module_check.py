@@ -265,7 +265,7 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
             return Outcome("untestable", f"constructing the original {name} raises {why}{hint}", name)
         return Outcome("untestable", f"constructing {name} raises {why} in both versions{hint}", name)
 
-    (old, old_in), (new, _new_in) = built["old"], built["new"]
+    (old, old_in), (new, _) = built["old"], built["new"]
     is_module = isinstance(old, nn.Module) and isinstance(new, nn.Module)
     if not callable(old) or not callable(new):
         return Outcome("untestable", f"fixture_{name} did not return a callable unit", name)
