@@ -45,12 +45,16 @@ def _lint_one(item: tuple[str, str]) -> tuple[list[dict], list[dict]]:
     return [f.to_record() for f in findings], [e.to_record() for e in errors]
 
 
+def uses_pool(items: list[tuple[str, str]], jobs: int) -> bool:
+    """Whether linting these (path, text) items pays for a pool of `jobs` processes."""
+    return jobs > 1 and len(items) > 1 and sum(text.count("\n") for _p, text in items) >= POOL_MIN_LINES
+
+
 def lint_many(engine, items: list[tuple[str, str]], jobs: int,
               advance=None) -> list[tuple[list[Finding], list[FileError]]]:
     """(findings, errors) for each (path, text), in the order given; `advance(path)` is called
     as each file starts (in-process) or completes (in the pool), for a progress bar."""
-    lines = sum(text.count("\n") for _p, text in items)
-    if jobs <= 1 or len(items) < 2 or lines < POOL_MIN_LINES:
+    if not uses_pool(items, jobs):
         out = []
         for path, text in items:
             if advance is not None:

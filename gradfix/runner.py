@@ -18,6 +18,7 @@ from gradfix.diffing import display_path
 from gradfix.discovery import discover
 from gradfix.engine import Decide, Engine, FixResult
 from gradfix.model import FileError, Finding
+from gradfix.parallel import lint_many, uses_pool
 from gradfix.sourcefile import ConcurrentModification, SourceError, SourceFile
 
 # Notebooks (gradfix.notebook) are read as a Notebook whose `text` is the module the engine
@@ -126,8 +127,6 @@ def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name:
 
 
 def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progress=None) -> list:
-    from gradfix.parallel import lint_many
-
     if progress is not None:
         progress.start(len(sources))
 
@@ -174,15 +173,23 @@ def fix_paths(
     prints its fixed text."""
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
-    linted = lint_sources(engine, sources, jobs, cache, progress)
-    fixable = sum(1 for findings, _e in linted if any(f.fixable for f in findings))
-    if progress is not None:
-        progress.stop()
-        if fixable:
-            progress.start(fixable)
-    for (shown, source), (findings, errors) in zip(sources, linted):
+    if cache is None and not uses_pool([(s, src.text) for s, src in sources], jobs):
+        # in one process and uncached, a first pass would analyse every file with a fix twice:
+        # fix_source's first round is that lint
+        linted = [None] * len(sources)
+        if progress is not None:
+            progress.start(len(sources))
+    else:
+        linted = lint_sources(engine, sources, jobs, cache, progress)
+        fixable = sum(1 for findings, _e in linted if any(f.fixable for f in findings))
+        if progress is not None:
+            progress.stop()
+            if fixable:
+                progress.start(fixable)
+    for (shown, source), first in zip(sources, linted):
         notebook = not isinstance(source, SourceFile)
-        if not any(f.fixable for f in findings):
+        findings, errors = first if first is not None else (None, None)
+        if findings is not None and not any(f.fixable for f in findings):
             result = FixResult(path=shown, original=source.text, fixed=source.text, findings=list(findings),
                                errors=list(errors))
         else:

@@ -146,3 +146,14 @@ def test_the_code_fingerprint_covers_the_rules_and_the_cli(tmp_path, monkeypatch
         os.utime(rule, ns=(stat.st_atime_ns, stat.st_mtime_ns))
         cache_mod.code_fingerprint.cache_clear()
     assert cache_mod.code_fingerprint() == before
+
+
+def test_apply_in_one_process_without_a_cache_analyses_each_file_once(tmp_path, monkeypatch):
+    project(tmp_path, n_extra=3)
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=str(tmp_path))
+    engine = CountingEngine(ALL_RULES, config)
+    report = fix_paths(engine, ["."], config, lambda p: accept_all, jobs=1, cache=None)
+    assert engine.linted == []  # no first pass: fix_source's first round is the file's one analysis
+    assert len(engine.fixed) == len(report.fixes) == 5
+    assert sorted(os.path.basename(r.path) for r in report.fixes if r.changes) == ["block_00.py", "train.py"]
