@@ -133,3 +133,22 @@ def test_check_verify_shows_verdicts_and_writes_nothing(tmp_path):
     r = run(["check", "seed1.py", "--verify", "--format", "json", *SELECT], tmp_path)
     verdicts = {f["rule"]: f["verdict"] for f in json.loads(r.stdout)["findings"]}
     assert verdicts == {"GF101": "fixes-crash", "GF102": "untestable", "GF103": "fixes-hazard"}
+
+
+DEMO_FILES = ["examples/triplet_embedding.py", "examples/gradfix_fixtures.py", "examples/pyproject.toml",
+              "golden/seeds/seed1_scenario.py", "examples/seed2_training.py"]
+
+
+def test_demo_project_is_clean_after_one_default_apply(tmp_path):
+    """`make demo` steps 3 and 4 on the files examples/demo.sh copies: a default `apply` takes every fix
+    (seed2's GF201 is fixes-hazard on the script's own model and optimizer), and `check` then passes."""
+    demo = (ROOT / "examples" / "demo.sh").read_text()
+    assert all(f in demo for f in DEMO_FILES)
+    for f in DEMO_FILES:
+        shutil.copy(ROOT / f, tmp_path / Path(f).name)
+    r = run(["apply", "."], tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "seed2_training.py:50: GF201 remove the 1e+09 loss scale [fixes-hazard]" in r.output
+    assert "0 not applied; 0 findings remain." in r.output
+    r = run(["check", "."], tmp_path)
+    assert (r.exit_code, r.output.strip()) == (0, "All checks passed (3 files)."), r.output
