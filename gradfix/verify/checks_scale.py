@@ -219,6 +219,11 @@ def _run_step(ns: dict, step: SL.Step, model: nn.Module, batch: Any) -> tuple[di
     with seeded(SEED_RUN):
         exec(SL.compile_block(step.before, "<loop step>"), ns)
         grads = SL.grads_of(model)
+        scaler = ns.get(step.scaler) if step.scaler else None
+        if hasattr(scaler, "get_scale") and getattr(scaler, "is_enabled", lambda: False)():
+            # `scaler.scale(loss).backward()`: the optimizer sees these divided by the scale
+            s = float(scaler.get_scale())
+            grads = {n: (None if g is None else g / s) for n, g in grads.items()}
         exec(SL.compile_block(step.after, "<loop step>"), ns)
     return grads, SL.params_of(model)
 
@@ -228,16 +233,19 @@ def _script_runs(ctx: Ctx, steps: dict, factor: float) -> Outcome:
     nss, models = _prepare(ctx, steps)
     name = next(n for n, _ in step.model_calls if SL.module_of(nss["old"], n) is models["old"])
     arg_leaves = next(l for n, l in step.model_calls if n == name)
-    inputs = infer_input(name, [models["old"], models["new"]], ctx.dtype, ctx.explain)
-    if len(inputs) != len(arg_leaves):
-        raise Untestable(f"{name} is called with {len(arg_leaves)} argument(s) from the batch, but its forward takes "
-                         f"{len(inputs)}")
-    probe = copy_module(models["old"])
-    with torch.no_grad(), seeded(SEED_RUN):
-        out = flatten(probe(*[x.clone() for x in inputs]))
-    out = next((o for o in out if torch.is_tensor(o) and o.is_floating_point()), None)
-    targets = [p for p in step.leaves if p not in arg_leaves]
-    cands = SL.target_candidates(out, ctx.dtype) if (targets and out is not None) else [("no targets", None)]
+    if step.structure is None:  # the loop makes its own batch
+        inputs, targets, cands = (), [], [("", None)]
+    else:
+        inputs = infer_input(name, [models["old"], models["new"]], ctx.dtype, ctx.explain)
+        if len(inputs) != len(arg_leaves):
+            raise Untestable(f"{name} is called with {len(arg_leaves)} argument(s) from the batch, but its forward "
+                             f"takes {len(inputs)}")
+        probe = copy_module(models["old"])
+        with torch.no_grad(), seeded(SEED_RUN):
+            out = flatten(probe(*[x.clone() for x in inputs]))
+        out = next((o for o in out if torch.is_tensor(o) and o.is_floating_point()), None)
+        targets = [p for p in step.leaves if p not in arg_leaves]
+        cands = SL.target_candidates(out, ctx.dtype) if (targets and out is not None) else [("no targets", None)]
     tried = []
     for desc, tgt in cands:
         values = {p: x for p, x in zip(arg_leaves, inputs)}
@@ -260,13 +268,17 @@ def _script_runs(ctx: Ctx, steps: dict, factor: float) -> Outcome:
                            SCRIPT_UNIT)
         shapes = ", ".join(str(tuple(x.shape)) for x in inputs if torch.is_tensor(x))
         opt = nss["old"].get(step.optimizer)
+        data = ("on the batch the loop body makes itself" if step.structure is None else
+                f"on a synthetic batch (input {shapes} inferred from {name}'s first layer"
+                f"{'; ' + desc if targets else ''}; the data loader is not run)")
         where = (f"one iteration of the module-level loop at line {step.loop.lineno}, run as the script runs it: "
                  f"`{name}` ({type(models['old']).__name__}) and `{step.optimizer}` ({type(opt).__name__}) built by "
-                 f"{step.describe_setup()}, on a synthetic batch (input {shapes} inferred from {name}'s first layer"
-                 f"{'; ' + desc if targets else ''}; the data loader is not run)")
+                 f"{step.describe_setup()}, {data}")
         loss = nss["old"].get(step.loss) if step.loss else None
         loss_dtype = loss.dtype if torch.is_tensor(loss) else ctx.dtype
         return _judge(ctx, where, factor, g_old, g_new, p0, p_old, p_new, nss["old"].get(step.optimizer), loss_dtype)
+    if step.structure is None:
+        raise Untestable(f"the original's training step raises {tried[0].lstrip(': ')}")
     raise Untestable(f"the original's training step raises on every synthetic batch tried ({'; '.join(tried)})")
 
 

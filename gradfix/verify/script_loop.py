@@ -39,6 +39,7 @@ class Step:
     after: list[ast.stmt]              # after backward() up to and including the optimizer's step()
     optimizer: str
     loss: str | None                   # the name backward() is called on
+    scaler: str | None                 # `scaler` of `scaler.scale(loss).backward()`
     index: str | None                  # `batch_idx` of `enumerate(loader)`
     start: int                         # enumerate's start
     batch: ast.expr                    # the target the batch is bound to
@@ -51,8 +52,8 @@ class Step:
         if not self.setup:
             return "no module-level statement beyond imports, definitions and constants"
         lines = sorted({s.lineno for s in self.setup})
-        return f"the file's module-level statement{'s' if len(lines) > 1 else ''} at line{'s' if len(lines) > 1 else ''} " \
-               f"{', '.join(map(str, lines))}"
+        many = len(lines) > 1
+        return f"the file's own statement{'s' if many else ''} at line{'s' if many else ''} {', '.join(map(str, lines))}"
 
 
 # --------------------------------------------------------------------------- names
@@ -74,21 +75,46 @@ def _bound(node: ast.AST) -> set[str]:
     return out
 
 
-def _free(stmts: list[ast.stmt]) -> dict[str, int]:
+_BLOCKS = (ast.With, ast.AsyncWith, ast.If, ast.Try)
+
+
+def _free(stmts: list[ast.stmt], bound: set[str] | None = None, free: dict[str, int] | None = None) -> dict[str, int]:
     """Names the statements read before (or without) binding them, with the first line reading each.
-    Comprehension and lambda variables are local to them."""
-    bound: set[str] = set()
-    free: dict[str, int] = {}
-    for s in stmts:
+    The body of a `with`, `if` or `try` is read in order; comprehension and lambda variables are local."""
+    bound = set() if bound is None else bound
+    free = {} if free is None else free
+
+    def note(node: ast.AST, line_of: ast.AST) -> None:
         local: set[str] = set()
-        for n in ast.walk(s):
-            if isinstance(n, (ast.comprehension,)):
+        for n in ast.walk(node):
+            if isinstance(n, ast.comprehension):
                 local |= _bound(n.target)
             elif isinstance(n, ast.Lambda):
                 local |= {a.arg for a in n.args.args}
-        for name in sorted(_loaded(s) - bound - local):
-            line = min((n.lineno for n in ast.walk(s) if isinstance(n, ast.Name) and n.id == name), default=s.lineno)
+        for name in sorted(_loaded(node) - bound - local):
+            line = min((n.lineno for n in ast.walk(node) if isinstance(n, ast.Name) and n.id == name),
+                       default=getattr(line_of, "lineno", 0))
             free.setdefault(name, line)
+
+    for s in stmts:
+        if isinstance(s, _BLOCKS):
+            heads: list[ast.AST] = []
+            if isinstance(s, (ast.With, ast.AsyncWith)):
+                heads = [i.context_expr for i in s.items]
+            elif isinstance(s, ast.If):
+                heads = [s.test]
+            for h in heads:
+                note(h, s)
+            if isinstance(s, (ast.With, ast.AsyncWith)):
+                for i in s.items:
+                    if i.optional_vars is not None:
+                        bound |= _bound(i.optional_vars)
+            blocks = [s.body, getattr(s, "orelse", []) or [], getattr(s, "finalbody", []) or []]
+            blocks += [h.body for h in getattr(s, "handlers", []) or []]
+            for block in blocks:
+                _free(block, bound, free)
+            continue
+        note(s, s)
         bound |= _bound(s)
     return free
 
@@ -123,28 +149,28 @@ def _has_backward(node: ast.AST) -> bool:
 # --------------------------------------------------------------------------- finding the step
 
 
-def _loop_chain(body: list[ast.stmt], line: int) -> list[ast.stmt] | None:
-    """The loops around `line`, outermost first, starting at a module-level statement."""
-    for s in body:
-        if not (s.lineno <= line <= (s.end_lineno or s.lineno)):
-            continue
-        chain: list[ast.stmt] = []
-        node: ast.stmt | None = s
-        while node is not None:
-            if isinstance(node, LOOPS):
-                chain.append(node)
-            nxt = None
-            for block in ("body", "orelse", "finalbody"):
-                for c in getattr(node, block, None) or []:
-                    if isinstance(c, ast.stmt) and c.lineno <= line <= (c.end_lineno or c.lineno):
-                        nxt = c
-            for h in getattr(node, "handlers", None) or []:
-                for c in h.body:
-                    if c.lineno <= line <= (c.end_lineno or c.lineno):
-                        nxt = c
-            node = nxt
-        return chain
-    return None
+def _path(body: list[ast.stmt], line: int) -> list[tuple[ast.stmt, list[ast.stmt]]]:
+    """(statement, the block holding it) from a module-level statement down to the innermost one
+    around `line`."""
+    out: list[tuple[ast.stmt, list[ast.stmt]]] = []
+    block: list[ast.stmt] | None = body
+    while block:
+        nxt = None
+        for c in block:
+            if isinstance(c, ast.stmt) and c.lineno <= line <= (c.end_lineno or c.lineno):
+                nxt = c
+        if nxt is None:
+            break
+        out.append((nxt, block))
+        block = None
+        for name in ("body", "orelse", "finalbody"):
+            sub = getattr(nxt, name, None) or []
+            if any(isinstance(c, ast.stmt) and c.lineno <= line <= (c.end_lineno or c.lineno) for c in sub):
+                block = sub
+        for h in getattr(nxt, "handlers", None) or []:
+            if any(c.lineno <= line <= (c.end_lineno or c.lineno) for c in h.body):
+                block = h.body
+    return out
 
 
 def _is_optimizer_ctor(value: ast.AST | None) -> bool:
@@ -164,11 +190,9 @@ def _is_optimizer_ctor(value: ast.AST | None) -> bool:
     return ("optim" in dotted) or (isinstance(cls, type) and issubclass(cls, torch.optim.Optimizer))
 
 
-def _bindings(module: ast.Module, before_line: int) -> dict[str, list[ast.stmt]]:
+def _bindings(scope: list[ast.stmt]) -> dict[str, list[ast.stmt]]:
     out: dict[str, list[ast.stmt]] = {}
-    for s in module.body:
-        if s.lineno >= before_line:
-            break
+    for s in scope:
         for n in _bound(s) if not isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) else {s.name}:
             out.setdefault(n, []).append(s)
     return out
@@ -218,7 +242,8 @@ def _setup_calls(stmts: list[ast.stmt], names: set[str]) -> list[ast.stmt]:
 def extract(module: ast.Module, line: int, kept: set[int]) -> Step:
     """The training step around `line` in module-level code. `kept`: ids of the module-level
     statements the verifier's loader runs anyway (imports, definitions, constants)."""
-    chain = _loop_chain(module.body, line)
+    path = _path(module.body, line)
+    chain = [n for n, _ in path if isinstance(n, LOOPS)]
     if not chain:
         raise Untestable(f"line {line} is not inside a module-level loop")
     inner = chain[-1]
@@ -229,8 +254,14 @@ def extract(module: ast.Module, line: int, kept: set[int]) -> Step:
     b = next((i for i, s in enumerate(body) if _has_backward(s)), None)
     if b is None:
         raise Untestable(f"the loop at line {inner.lineno} calls backward() only in nested code")
-    top = chain[0]
-    binds = _bindings(module, top.lineno)
+    # what runs before the outermost loop: module-level statements, and those before it in the blocks
+    # around it (`if __name__ == "__main__":`, `with ...:`), whose headers are not run
+    scope: list[ast.stmt] = []
+    for node, block in path:
+        scope += [x for x in block if x.lineno < node.lineno]
+        if node is chain[0]:
+            break
+    binds = _bindings(scope)
     s_idx, optimizer = None, None
     for i in range(b, len(body)):
         for c in _calls(body[i]):
@@ -283,7 +314,7 @@ def extract(module: ast.Module, line: int, kept: set[int]) -> Step:
     need = (set(free) | set(_free(preamble_sorted))) - target_names - set(outer_names)
     for s in preamble_sorted:
         need -= _bound(s)
-    setup = _collect_setup(module, top.lineno, need, kept, free)
+    setup = _collect_setup(scope, need, kept, free)
     names_built = set()
     for s in setup:
         names_built |= _bound(s)
@@ -292,14 +323,16 @@ def extract(module: ast.Module, line: int, kept: set[int]) -> Step:
     extra_pre = _setup_calls([s for loop in chain[:-1] for s in loop.body if s.lineno < inner.lineno], calls_on)
     preamble_sorted = sorted({id(s): s for s in preamble_sorted + extra_pre}.values(), key=lambda s: s.lineno)
 
-    loss_name = None
+    loss_name, scaler = None, None
     for c in _calls(body[b]):
         if _func_name(c) == "backward" and isinstance(c.func, ast.Attribute):
             v = c.func.value
             if isinstance(v, ast.Call) and v.args and isinstance(v.args[0], ast.Name):  # scaler.scale(loss)
+                if isinstance(v.func, ast.Attribute) and isinstance(v.func.value, ast.Name):
+                    scaler = v.func.value.id
                 v = v.args[0]
             loss_name = v.id if isinstance(v, ast.Name) else None
-    step = Step(loop=inner, loss=loss_name, setup=setup, preamble=preamble_sorted, outer_names=outer_names, before=before,
+    step = Step(loop=inner, loss=loss_name, scaler=scaler, setup=setup, preamble=preamble_sorted, outer_names=outer_names, before=before,
                 after=after, optimizer=optimizer, index=index, start=start, batch=batch)
     for s in setup + preamble_sorted + before + after:
         step.lines |= set(range(s.lineno, (s.end_lineno or s.lineno) + 1))
@@ -307,11 +340,10 @@ def extract(module: ast.Module, line: int, kept: set[int]) -> Step:
     return step
 
 
-def _collect_setup(module: ast.Module, loop_line: int, need: set[str], kept: set[int],
+def _collect_setup(body: list[ast.stmt], need: set[str], kept: set[int],
                    free_lines: dict[str, int]) -> list[ast.stmt]:
-    """The module-level statements before the loop that bind `need` (and what those read), in order;
-    statements the loader keeps are not repeated. A name bound nowhere is Untestable."""
-    body = [s for s in module.body if s.lineno < loop_line]
+    """The statements of `body` (what runs before the loop) that bind `need` (and what those read), in
+    order; statements the loader keeps are not repeated. A name bound nowhere is Untestable."""
     chosen: dict[int, ast.stmt] = {}
     todo = sorted(need)
     seen: set[str] = set()
@@ -408,6 +440,17 @@ def _batch_structure(step: Step, stmts: list[ast.stmt]) -> None:
         return ("leaf", path)
 
     step.structure = from_target(target, ())
+    read = set(_free(stmts))
+    if not (set(step.leaves.values()) & read):
+        # the loop makes its own data (`for step in range(n): x = torch.randn(...)`): nothing to synthesize
+        step.leaves, step.structure = {}, None
+        for s in step.before:
+            for c in _calls(s):
+                if isinstance(c.func, ast.Name):
+                    step.model_calls.append((c.func.id, []))
+        if not step.model_calls:
+            raise Untestable("no call of a module (`model(x)`) was found before backward() in the loop")
+        return
     # the model call: a call whose positional arguments read batch leaves
     leaf_names = _leaf_names(step, stmts)
     for s in step.before:
@@ -457,6 +500,8 @@ def _leaves_of(expr: ast.AST, names: dict[str, set], step: Step) -> set:
 
 
 def assemble(structure: Any, values: dict) -> Any:
+    if structure is None:
+        return None
     kind, spec = structure
     if kind == "leaf":
         return values[spec]
@@ -508,6 +553,10 @@ def build(ns: dict, step: Step) -> None:
 
 
 def bind_batch(ns: dict, step: Step, batch: Any) -> None:
+    if step.structure is None:  # the loop's own data: its target is an index (or unused)
+        for n in _bound(step.loop.target):
+            ns[n] = step.start
+        return
     value = (step.start, batch) if step.index is not None or isinstance(step.loop.iter, ast.Call) and \
         isinstance(step.loop.iter.func, ast.Name) and step.loop.iter.func.id == "enumerate" else batch
     ns["__gf_batch_value"] = value
