@@ -48,9 +48,11 @@ class ConstantLossScale(Rule):
             "`scale(c)`: in float64, the rewrite's gradients equal c times the original's (norm-relative 1e-9), "
             "then it measures whether the original shows the hazard: gradients with rms below Adam's eps, or an SGD "
             "step (lr 0.1, float32) that leaves most weights unchanged: `fixes-hazard`; otherwise "
-            "`changes-behaviour` (e.g. a sum-to-mean normalisation), applied only with `--unsafe-fixes`. When the "
-            "loss is computed in code the verifier cannot run, it checks the loss expression with the kept part held "
-            "as a tensor, says so, and gives `changes-behaviour` (no update size was measured)."
+            "`changes-behaviour` (e.g. a sum-to-mean normalisation), applied only with `--unsafe-fixes`. A loss in a "
+            "script's or notebook's module-level loop is measured by running one iteration of that loop on the model, "
+            "loss function and optimizer the file builds, with a synthetic batch. When the loss is computed in code "
+            "the verifier cannot run (a model from a cell that is not in the file), it checks the loss expression with "
+            "the kept part held as a tensor, says why, and gives `changes-behaviour` (no update size was measured)."
         ),
     )
 

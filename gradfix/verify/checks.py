@@ -7,7 +7,8 @@ itself to warm up torch before the first fork.
 Outline (see /work/shared/design/verification.md for the measured facts behind it):
 - `source.analyze` finds the changed top-level classes/functions/constants; `plan_units`
   turns them into units: changed nn.Module classes, classes that reach a changed function or
-  constant, functions with a fixture; module-level code is never executed.
+  constant, functions with a fixture; module-level code is not executed (except by the scale
+  contract, which runs one iteration of a script's training loop: script_loop).
 - Each version is exec'd from its stripped AST into its own module (in sys.modules during
   the exec), in fp64 (`set_default_dtype`), under the cuda->cpu redirect when the code
   targets CUDA.
