@@ -109,12 +109,35 @@ def test_the_second_seed_alone_cannot_be_run_and_says_which_names_are_missing(en
     assert "`model` (line 18)" in change.detail and "not defined in the file before the loop" in change.detail
 
 
-def test_a_setup_that_cannot_run_is_untestable_with_its_line(verifier):
-    src = LOOP.replace("model = nn.Linear(4, 3)", "model = torch.load('weights.pt')")
-    res = verifier.verify_many([scale_req("F.mse_loss(model(x), y) / 1e9", "F.mse_loss(model(x), y)", 1e9, src=src,
-                                          expr=False)])[0]
-    assert res.verdict == "untestable", res
-    assert "setup statement at line 7 (`model = torch.load('weights.pt')`) raises FileNotFoundError" in res.detail
+MAIN = """
+import torch
+import torch.nn as nn
+
+if __name__ == "__main__":
+    model = nn.Linear(5, 2)
+    opt = torch.optim.Adam(model.parameters())
+    for x, y in loader:
+        opt.zero_grad()
+        loss = LOSS
+        loss.backward()
+        opt.step()
+"""
+
+
+def test_setup_in_a_main_block_runs_and_a_setup_that_cannot_run_is_named(verifier):
+    mse = "((model(x) - y) ** 2).mean()"
+    loads = LOOP.replace("model = nn.Linear(4, 3)", "model = torch.load('weights.pt')")
+    reads = LOOP.replace("        opt.zero_grad()", "        x = torch.load('x.pt')\n        opt.zero_grad()")
+    main, setup, body = verifier.verify_many([
+        scale_req(f"{mse} / 1e9", mse, 1e9, src=MAIN, expr=False),
+        scale_req("F.mse_loss(model(x), y) / 1e9", "F.mse_loss(model(x), y)", 1e9, src=loads, expr=False),
+        scale_req("F.mse_loss(model(x), y) / 1e9", "F.mse_loss(model(x), y)", 1e9, src=reads, expr=False),
+    ])
+    assert main.verdict == "fixes-hazard" and "statements at lines 6, 7" in main.detail, main
+    assert setup.verdict == "untestable", setup
+    assert "setup statement at line 7 (`model = torch.load('weights.pt')`) raises FileNotFoundError" in setup.detail
+    assert body.verdict == "untestable" and "training step raises on every synthetic batch tried" in body.detail, body
+    assert "x.pt" in body.detail
 
 
 def test_a_notebook_loop_is_run_from_its_cells(engine, verifier):
