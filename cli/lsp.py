@@ -22,6 +22,7 @@ Every handler is wrapped: an exception is logged and answered with an empty resu
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import atexit
 import dataclasses
@@ -36,6 +37,7 @@ import tempfile
 import threading
 import time
 import tokenize
+import weakref
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -53,9 +55,10 @@ from gradfix.discovery import is_excluded
 from gradfix.config import Config, ConfigError, check_selector, find_pyproject, load_config
 from gradfix.incremental import IncrementalParser
 from gradfix.engine import APPLIED_VERDICTS, Decision, Engine, Policy, policy_decider
-from gradfix.analysis.project import ProjectIndex
+from gradfix.analysis.project import ProjectIndex, summarise
 from gradfix.model import FileError, Finding, Safety, Verdict
 from gradfix.textedits import text_edits
+from gradfix.cli.lsp_scopes import ScopeCache
 
 log = logging.getLogger("gradfix.lsp")
 
@@ -498,6 +501,8 @@ class GradfixServer(LanguageServer):
         # per open document: reuses the libcst trees of unchanged top-level statements
         # (touched only from the single engine thread `self.fast`)
         self.parsers: dict[str, IncrementalParser] = {}
+        # per open document: the findings of unchanged top-level statements (cli/lsp_scopes.py)
+        self.scopes: dict[str, DocumentScopes] = {}
         self.inflight: dict[tuple, asyncio.Future] = {}
         self.timers: dict[str, asyncio.TimerHandle] = {}
         self.verify_timers: dict[str, asyncio.TimerHandle] = {}
@@ -670,7 +675,8 @@ class GradfixServer(LanguageServer):
             excluded = self.excluded(path, config)
             loop = asyncio.get_running_loop()
             parser = self.parsers.setdefault(uri, IncrementalParser())
-            fut = loop.run_in_executor(self.fast, _lint, engine, text, path, excluded, self.timings, parser)
+            scopes = self.scopes.setdefault(uri, DocumentScopes())
+            fut = loop.run_in_executor(self.fast, _lint, engine, text, path, excluded, self.timings, parser, scopes)
             self.inflight[flight] = fut
             fut.add_done_callback(lambda _f: self.inflight.pop(flight, None))
         findings, errors = await asyncio.shield(fut)
@@ -808,10 +814,11 @@ class GradfixServer(LanguageServer):
         jobs = []
         for f in a.findings:
             new = after.get((f.rule, f.span))
-            if f.fix is None or new is None:
+            contract = getattr(after, "contracts", {}).get((f.rule, f.span))
+            if f.fix is None or new is None or contract is None:
                 continue
             req = VerifyRequest(path=a.path, original=a.text, rewritten=new, rule=f.rule, line=f.span.line,
-                                contract=dict(f.fix.contract), project_root=root)
+                                contract=contract, project_root=root)
             jobs.append(_VerifyJob(uri, a.version, f.rule, f.span.line, req))
         vm.forget(uri, keep_version=a.version)
         vm.submit(jobs)
@@ -1112,15 +1119,20 @@ def _log_task_error(task: asyncio.Future) -> None:
 
 # -- engine calls (run in the engine thread) ---------------------------------------------------
 def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
-          parser: IncrementalParser | None = None) -> tuple[list[Finding], list[FileError]]:
+          parser: IncrementalParser | None = None, scopes: DocumentScopes | None = None) -> tuple[list[Finding], list[FileError]]:
+    """The document's findings. With `scopes` (a Python document's), only the components of
+    top-level statements an edit touched are analysed again (cli/lsp_scopes.py)."""
     if excluded:
         return [], []
     t0 = time.perf_counter()
-    if engine.project is not None:
-        _refresh_project(engine.project, path, text)
     try:
-        # the engine parses with CPython's parser first (libcst's native one crashes on deep nesting)
-        findings, errors = engine.lint_source(text, path, incremental=parser)
+        if scopes is not None:
+            findings, errors = _lint_scopes(engine, text, path, parser, scopes)
+        else:
+            if engine.project is not None:
+                _refresh_project(engine.project, path, text)
+            # the engine parses with CPython's parser first (libcst's native one crashes on deep nesting)
+            findings, errors = engine.lint_source(text, path, incremental=parser)
     except RecursionError:
         return [], [FileError(path, None, "file too deeply nested to analyse")]
     except Exception as exc:
@@ -1130,22 +1142,97 @@ def _lint(engine: Engine, text: str, path: str, excluded: bool, timings,
     return findings, errors
 
 
+@dataclass
+class DocumentScopes:
+    """Per open document: the findings of its units between versions, and the parser of the
+    texts with unchanged units blanked out (touched only from the engine thread)."""
+
+    cache: ScopeCache = field(default_factory=ScopeCache)
+    parser: IncrementalParser = field(default_factory=IncrementalParser)
+    key: tuple | None = None
+
+
+def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser | None,
+                 scopes: DocumentScopes) -> tuple[list[Finding], list[FileError]]:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = None
+    key: tuple = (engine,)
+    project = engine.project
+    if project is not None:
+        project.load_folder(os.path.dirname(os.path.abspath(path)))
+        pending = _flush_pending(project, keep=os.path.abspath(path))
+        if scopes.key is not None and scopes.key[0] is engine and \
+                scopes.cache.summary_unchanged(text, tree, functools.partial(_unit_signature, project.root)):
+            # what this file's own analysis reads of its summary is unchanged: summarising it
+            # (a walk of the whole file) waits until another document is analysed
+            pending[os.path.abspath(path)] = (text, tree)
+        else:
+            pending.pop(os.path.abspath(path), None)
+            project.update(path, text, tree)
+        # what the file's findings read from the other files
+        key = (engine, project.fingerprint(path))
+    if key != scopes.key:
+        scopes.cache.forget()
+        scopes.key = key
+    return scopes.cache.lint(text, tree, lambda: engine.lint_source(text, path, incremental=parser),
+                             lambda reduced: engine.lint_source(reduced, path, incremental=scopes.parser))
+
+
+@functools.lru_cache(maxsize=256)
+def _unit_signature(root: str, unit: str) -> tuple | None:
+    """What the project index keeps of one top-level statement besides its calls (its classes'
+    bases as written, their methods and whether they create state; its functions)."""
+    s = summarise(os.path.join(root, "unit.py"), unit, root)
+    if s is None:
+        return None
+    return (sorted(s.classes.items()), sorted(s.functions), sorted(s.stateless))
+
+
+# per project index: the documents whose summary update was put off (path -> text, CPython tree)
+_PENDING: "weakref.WeakKeyDictionary[ProjectIndex, dict[str, tuple[str, ast.Module | None]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _flush_pending(project: ProjectIndex, keep: str | None = None) -> dict:
+    """Bring the index up to date with every document but `keep` (engine thread only)."""
+    pending = _PENDING.setdefault(project, {})
+    for other in [p for p in pending if p != keep]:
+        other_text, other_tree = pending.pop(other)
+        project.update(other, other_text, other_tree)
+    return pending
+
+
 def _refresh_project(project: ProjectIndex, path: str, text: str) -> None:
     """The edited document's summary, and on the first document of a folder its sibling files
     (what a script imports as `from models import Net`)."""
     project.load_folder(os.path.dirname(os.path.abspath(path)))
+    _flush_pending(project)
     project.update(path, text)
 
 
-def _proposals(engine: Engine, text: str, path: str, wanted: Callable[[], bool]) -> dict[tuple, str | None] | None:
+class Proposals(dict):
+    """(rule, span) -> the text after that fix alone, with the fix contracts of that same
+    whole-file analysis (a finding reused per scope may carry a contract made on a text with
+    other statements blanked out: the verifier is always given the whole file's)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.contracts: dict[tuple, dict] = {}
+
+
+def _proposals(engine: Engine, text: str, path: str, wanted: Callable[[], bool]) -> Proposals | None:
     if not wanted():
         return None
     try:
         items, _errors = engine.proposals(text, path)
     except Exception:
         log.exception("gradfix lsp: proposals for %s failed", path)
-        return {}
-    return {(f.rule, f.span): after for f, after in items}
+        return Proposals()
+    out = Proposals({(f.rule, f.span): after for f, after in items})
+    out.contracts = {(f.rule, f.span): dict(f.fix.contract) for f, _after in items if f.fix is not None}
+    return out
 
 
 def _fix_all(engine: Engine, text: str, path: str, decide) -> str | None:
@@ -1238,6 +1325,7 @@ def build_server() -> GradfixServer:
                 handle.cancel()
         ls.analyses.pop(uri, None)
         ls.parsers.pop(uri, None)
+        ls.scopes.pop(uri, None)
         if ls.verify_manager is not None:
             ls.verify_manager.forget(uri)
         if not ls.pull:
