@@ -5,8 +5,9 @@ and the comment lines above it). Outside the rest of the file's text, a rule can
 another unit only through a name bound at module level: a function called, a class built or
 subclassed, a global read. So the units are grouped into components, two units joined when one
 binds a module-level name the other binds or mentions. Imports do not join units (every unit
-mentions `torch`); they are context kept in every analysis, and an edit to a unit holding an
-import re-analyses the whole file. Module-level loops and blocks form one component, because
+mentions `torch`); they are context kept in every analysis. An edit to a unit holding an import
+re-analyses the whole file, unless it only changes imports of the standard library: then the
+units that mention the names those bind are analysed again. Module-level loops and blocks form one component, because
 their training loops are numbered in order in one scope (the verifier's loop locator).
 
 After an edit, only the components holding a changed or removed unit (and those whose units
@@ -23,6 +24,7 @@ from __future__ import annotations
 import ast
 import bisect
 import re
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -36,6 +38,7 @@ if hasattr(ast, "TryStar"):
     _MODULE_BLOCKS += (ast.TryStar,)
 
 Result = tuple[list[Finding], list[FileError]]
+_STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__future__"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,8 @@ class Facts:
     has_import: bool             # an import anywhere inside (the file's import table changes with it)
     block: bool                  # module-level code holding a block (a loop may sit in it)
     kind: str                    # "def" (a top-level function), "class" or "code"
+    imports: tuple[tuple[str, str], ...] = ()   # (alias, what it names) of a unit of imports only
+    only_imports: bool = False
 
 
 def unit_facts(nodes: list[ast.stmt]) -> Facts:
@@ -88,7 +93,16 @@ def unit_facts(nodes: list[ast.stmt]) -> Facts:
         kind = "def"
     elif any(isinstance(n, ast.ClassDef) for n in nodes):
         kind = "class"
-    return Facts(frozenset(bound), frozenset(mentioned), frozenset(imported), has_import, block, kind)
+    only = all(isinstance(n, (ast.Import, ast.ImportFrom)) for n in nodes)
+    pairs: list[tuple[str, str]] = []
+    for n in nodes if only else ():
+        if isinstance(n, ast.Import):
+            pairs.extend((a.asname or a.name.split(".")[0], a.name) for a in n.names)
+        else:
+            base = "." * n.level + (n.module or "")
+            pairs.extend((a.asname or a.name, f"{base}.{a.name}") for a in n.names)
+    return Facts(frozenset(bound), frozenset(mentioned), frozenset(imported), has_import, block, kind,
+                 tuple(pairs), only)
 
 
 @dataclass
@@ -222,10 +236,15 @@ class ScopeCache:
             return self._full(units, full)
         comp = components(units)
         match, changed, removed = _diff(prev.units, units)
-        if any(units[i].facts.has_import for i in changed) or any(prev.units[k].facts.has_import for k in removed):
-            return self._full(units, full)
         # components to analyse again (in the new version's numbering)
         dirty: set[int] = {comp[i] for i in changed}
+        if any(units[i].facts.has_import for i in changed) or any(prev.units[k].facts.has_import for k in removed):
+            aliases = _standard_import_change([prev.units[k] for k in removed if prev.units[k].facts.has_import],
+                                              [units[i] for i in changed if units[i].facts.has_import])
+            if aliases is None or any(prev.findings[k] for k in removed if prev.units[k].facts.has_import):
+                return self._full(units, full)
+            # only what names those aliases is read differently
+            dirty |= {comp[i] for i, u in enumerate(units) if u.facts.mentioned & aliases}
         gone_comps = {prev.comp[k] for k in removed}
         for i, k in enumerate(match):
             if k is None:
@@ -265,7 +284,8 @@ class ScopeCache:
         if errors:
             return self._full(units, full, comp)
         fresh = _by_unit(units, found)
-        if fresh is None:
+        if fresh is None or any(fresh[i] and u.facts.has_import and not keep[i] for i, u in enumerate(units)) \
+                or any(fresh[i] for i in changed if units[i].facts.has_import):
             return self._full(units, full, comp)
         per_unit: list[list[Finding]] = []
         for i, k in enumerate(match):
@@ -290,6 +310,22 @@ class ScopeCache:
         live = {u.text for u in units}
         if len(self._memo) > 2 * len(live) + 64:
             self._memo = {t: f for t, f in self._memo.items() if t in live}
+
+
+def _standard_import_change(old: list[Unit], new: list[Unit]) -> set[str] | None:
+    """The aliases an edit of import statements binds differently, when each of those imports is
+    of the standard library (`import os`, `from math import sqrt`: nothing a rule asks about, as
+    a torch or project import is); None otherwise (the whole file is analysed again)."""
+    if not all(u.facts.only_imports for u in old + new):
+        return None
+    before = {p for u in old for p in u.facts.imports}
+    after = {p for u in new for p in u.facts.imports}
+    changed = before ^ after
+    for alias, target in changed:
+        top = target.split(".")[0]
+        if alias == "*" or target.endswith(".*") or not top or top not in _STANDARD or top.startswith("torch"):
+            return None
+    return {alias for alias, _ in changed}
 
 
 def _diff(old: list[Unit], new: list[Unit]) -> tuple[list[int | None], list[int], list[int]]:

@@ -107,6 +107,9 @@ EDITS = [
     ("        opt.zero_grad()\n        loss = helper_4", "        loss = helper_4"),               # a hazard appears
     ("lr=0.1)\n    for x, y in loader:", "lr=0.2)\n    model.eval()\n    for x, y in loader:"),
     ("import torch.nn as nn\n", "import torch.nn as nn\nimport math\n"),                       # an import
+    ("import torch\n", "import torch, os\n"),                                                     # a standard one
+    ("    return m(x).sum()\n", "    return m(x).sum() + len(os.sep)\n"),                          # ... read
+    ("import torch.nn as nn\n", "import torch.nn as nn, torch.optim as optim\n"),                 # a torch one
     ("def helper_1(", "def helper_1b("),                                                           # a rename
     ("helper_2(model, x)", "helper_3(model, x)"),                                                  # a new link
     ("\n\ndef train_0", "\n\n\n# a comment\ndef train_0"),                                       # lines moved
@@ -192,3 +195,23 @@ def test_verification_takes_whole_file_contracts(engine):
     proposals = lsp._proposals(engine, source, "t.py", lambda: True)
     fixes = [f for f in engine.lint_source(source, "t.py")[0] if f.fix is not None]
     assert fixes and all(proposals.contracts[(f.rule, f.span)] == f.fix.contract for f in fixes)
+
+
+def test_standard_library_import_edits_analyse_only_the_units_that_read_them(engine):
+    text = _document(8).replace("    return m(x).sum()\n", "    return m(x).sum() + len(os.sep)\n", 1)
+    cache = ScopeCache()
+    cache.lint(text, ast.parse(text), lambda: engine.lint_source(text, "t.py"), None)
+    seen: list[str] = []
+
+    def partial(t):
+        seen.append(t)
+        return engine.lint_source(t, "t.py")
+
+    for edited in (text.replace("import torch\n", "import torch, os\n", 1),
+                   text.replace("import torch\n", "import torch, os, sys\n", 1)):
+        got = cache.lint(edited, ast.parse(edited), lambda: engine.lint_source(edited, "t.py"), partial)
+        assert key(got[0]) == key(engine.lint_source(edited, "t.py")[0])
+    assert cache.last == "partial" and "def helper_0" in seen[0] and "def helper_1" not in seen[0]
+    torch_edit = text.replace("import torch.nn as nn\n", "import torch.nn as nn, torch.optim as optim\n", 1)
+    cache.lint(torch_edit, ast.parse(torch_edit), lambda: engine.lint_source(torch_edit, "t.py"), partial)
+    assert cache.last == "full"
