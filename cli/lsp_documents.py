@@ -4,7 +4,6 @@ verification of fixes in the background. The protocol handlers are in cli/lsp.py
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import dataclasses
 import functools
@@ -435,29 +434,26 @@ class DocumentScopes:
 
 def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser | None,
                  scopes: DocumentScopes) -> tuple[list[Finding], list[FileError]]:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        tree = None
+    units = scopes.cache.split(text)       # None: a syntax error (the engine reports it)
     key: tuple = (engine,)
     project = engine.project
     if project is not None:
         project.load_folder(os.path.dirname(os.path.abspath(path)))
         pending = _flush_pending(project, keep=os.path.abspath(path))
         if scopes.key is not None and scopes.key[0] is engine and \
-                scopes.cache.summary_unchanged(text, tree, functools.partial(_unit_signature, project.root)):
+                scopes.cache.summary_unchanged(units, functools.partial(_unit_signature, project.root)):
             # what this file's own analysis reads of its summary is unchanged: summarising it
             # (a walk of the whole file) waits until another document is analysed
-            pending[os.path.abspath(path)] = (text, tree)
+            pending[os.path.abspath(path)] = (text, None)
         else:
             pending.pop(os.path.abspath(path), None)
-            project.update(path, text, tree)
+            project.update(path, text, scopes.cache.tree)
         # what the file's findings read from the other files
         key = (engine, project.fingerprint(path))
     if key != scopes.key:
         scopes.cache.forget()
         scopes.key = key
-    result = scopes.cache.lint(text, tree, lambda: engine.lint_source(text, path, incremental=parser),
+    result = scopes.cache.lint(text, units, lambda: engine.lint_source(text, path, incremental=parser),
                                lambda reduced: engine.lint_source(reduced, path, incremental=scopes.parser))
     scopes.modes[scopes.cache.last] = scopes.modes.get(scopes.cache.last, 0) + 1
     return result

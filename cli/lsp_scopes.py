@@ -196,21 +196,24 @@ class ScopeCache:
     def __init__(self) -> None:
         self._prev: _Version | None = None
         self._memo: dict[str, Facts] = {}
+        self._lines: list[str] = []           # the previous version's lines
+        self._next_lines: list[str] = []
+        self._split: tuple | None = None      # (source, its units) of the latest split
+        self.tree: ast.Module | None = None
         self.last: str = "full"               # how the latest version was analysed (for tests and debugInfo)
         self.analysed_share = 1.0
 
     def forget(self) -> None:
         self._prev = None
 
-    def summary_unchanged(self, source: str, tree: ast.Module | None, signature: Callable[[str], object]) -> bool:
+    def summary_unchanged(self, units: list[Unit] | None, signature: Callable[[str], object]) -> bool:
         """Whether the edit since the previous version leaves what the project index keeps of this
         file for the file's own analysis as it was: its imports, classes (bases, methods, state)
         and top-level function names (gradfix.analysis.project.summarise). Only its call sites
         may differ, which other files' analyses read: the caller updates the index before those.
         `signature(unit_text)` gives those facts of one unit."""
-        if tree is None or self._prev is None:
+        if units is None or self._prev is None:
             return False
-        units = split_units(source, tree, self._memo)
         changed, removed = _diff(self._prev.units, units)[1:]
         if not changed and not removed:
             return True
@@ -223,14 +226,35 @@ class ScopeCache:
             return True          # module-level code: no class, no top-level function
         return signature(new.text) == signature(old.text)
 
-    def lint(self, source: str, tree: ast.Module | None, full: Callable[[], Result],
+    def split(self, source: str) -> list[Unit] | None:
+        """The units of `source` (None: it does not parse). After an edit only the units around
+        the changed lines are parsed again, when they parse alone into statements that end where
+        they end (else the whole text is parsed). `self.tree` is CPython's tree when the whole
+        text was parsed, else None."""
+        if self._split is not None and self._split[0] is source:
+            return self._split[1]
+        lines = _LINE.findall(source)
+        units = _split_edit(lines, self._lines, self._prev.units, self._memo) if self._prev is not None else None
+        self.tree = None
+        if units is None:
+            try:
+                self.tree = ast.parse(source)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                self._split = (source, None)
+                return None
+            units = split_units(source, self.tree, self._memo)
+        self._split = (source, units)
+        self._next_lines = lines
+        return units
+
+    def lint(self, source: str, units: list[Unit] | None, full: Callable[[], Result],
              partial: Callable[[str], Result]) -> Result:
         """Findings of `source`: `full()` analyses the whole text, `partial(text)` a text of the
         same lines with some units blanked out (each left as a `pass` on its last line)."""
-        if tree is None:
+        if units is None:
             return self._full(None, full)
-        memo = self._memo
-        units = split_units(source, tree, memo)
+        self._lines = self._next_lines if self._split is not None and self._split[0] is source else \
+            _LINE.findall(source)
         prev = self._prev
         if prev is None or not units:
             return self._full(units, full)
@@ -310,6 +334,51 @@ class ScopeCache:
         live = {u.text for u in units}
         if len(self._memo) > 2 * len(live) + 64:
             self._memo = {t: f for t, f in self._memo.items() if t in live}
+
+
+def _split_edit(lines: list[str], old_lines: list[str], old: list[Unit], memo: dict[str, Facts]) -> list[Unit] | None:
+    """The units of the new text `lines`, parsing only the old units that hold changed lines (and
+    the one before them: a line typed at the end of a function body), or None."""
+    n_old, n_new = len(old_lines), len(lines)
+    if not old or sum(u.last - u.first + 1 for u in old) != n_old:
+        return None
+    lim = min(n_old, n_new)
+    p = 0
+    while p < lim and lines[p] == old_lines[p]:
+        p += 1
+    if p == n_old == n_new:
+        return [Unit(u.text, u.first, u.last, u.facts) for u in old]
+    q = 0
+    while q < lim - p and lines[n_new - 1 - q] == old_lines[n_old - 1 - q]:
+        q += 1
+    lo = 0
+    while lo < len(old) - 1 and old[lo].last <= p:      # the unit holding old line p + 1
+        lo += 1
+    hi = lo
+    while hi < len(old) - 1 and old[hi + 1].first <= n_old - q:
+        hi += 1
+    lo = max(lo - 1, 0)
+    delta = n_new - n_old
+    start, stop = old[lo].first - 1, old[hi].last + delta      # 0-based, in the new text
+    if stop <= start:
+        return None
+    region = "".join(lines[start:stop])
+    try:
+        tree = ast.parse(region)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    if not tree.body:
+        return None
+    at_end = hi == len(old) - 1
+    last_end = max(n.end_lineno or n.lineno for n in tree.body)
+    if not at_end and last_end != stop - start:
+        return None          # comment lines after its last statement would go with the next unit
+    mid = split_units(region, tree, memo)
+    shifted = [Unit(u.text, u.first + start, u.last + start, u.facts) for u in mid]
+    if lo == 0 and shifted:
+        shifted[0].first = 1
+    after = [Unit(u.text, u.first + delta, u.last + delta, u.facts) for u in old[hi + 1:]]
+    return [Unit(u.text, u.first, u.last, u.facts) for u in old[:lo]] + shifted + after
 
 
 def _standard_import_change(old: list[Unit], new: list[Unit]) -> set[str] | None:

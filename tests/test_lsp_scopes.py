@@ -136,12 +136,18 @@ def test_edit_sequences_equal_from_scratch_lints(engine):
     good = text
     for step in range(30):
         text = _edit(text, rng.randrange(len(EDITS))) if text == good else good   # a syntax error is undone next
+        units = cache.split(text)
         try:
             tree = ast.parse(text)
             good = text
         except SyntaxError:
             tree = None
-        got = cache.lint(text, tree, lambda: engine.lint_source(text, "t.py", incremental=parser),
+        # the units found by parsing only around the edit are those of a whole parse
+        assert (units is None) == (tree is None)
+        if units is not None:
+            assert [(u.text, u.first, u.last, u.facts) for u in units] == \
+                [(u.text, u.first, u.last, u.facts) for u in split_units(text, tree, {})], step
+        got = cache.lint(text, units, lambda: engine.lint_source(text, "t.py", incremental=parser),
                          lambda t: engine.lint_source(t, "t.py", incremental=reduced))
         want = engine.lint_source(text, "t.py")
         assert key(got[0]) == key(want[0]) and got[1] == want[1], step
@@ -153,7 +159,7 @@ def test_edit_sequences_equal_from_scratch_lints(engine):
 def test_reused_findings_of_untouched_scopes(engine):
     text = _document(8)
     cache = ScopeCache()
-    cache.lint(text, ast.parse(text), lambda: engine.lint_source(text, "t.py"), None)
+    cache.lint(text, cache.split(text), lambda: engine.lint_source(text, "t.py"), None)
     edited = text.replace("h *= 2", "h = h * 2", 1)          # Net0's forward only
     analysed = []
 
@@ -161,7 +167,7 @@ def test_reused_findings_of_untouched_scopes(engine):
         analysed.append(t)
         return engine.lint_source(t, "t.py")
 
-    got = cache.lint(edited, ast.parse(edited), None, partial)
+    got = cache.lint(edited, cache.split(edited), None, partial)
     assert cache.last == "partial" and cache.analysed_share < 0.25
     assert "class Net0" in analysed[0] and "class Net1" not in analysed[0]
     assert key(got[0]) == key(engine.lint_source(edited, "t.py")[0])
@@ -200,7 +206,7 @@ def test_verification_takes_whole_file_contracts(engine):
 def test_standard_library_import_edits_analyse_only_the_units_that_read_them(engine):
     text = _document(8).replace("    return m(x).sum()\n", "    return m(x).sum() + len(os.sep)\n", 1)
     cache = ScopeCache()
-    cache.lint(text, ast.parse(text), lambda: engine.lint_source(text, "t.py"), None)
+    cache.lint(text, cache.split(text), lambda: engine.lint_source(text, "t.py"), None)
     seen: list[str] = []
 
     def partial(t):
@@ -209,9 +215,44 @@ def test_standard_library_import_edits_analyse_only_the_units_that_read_them(eng
 
     for edited in (text.replace("import torch\n", "import torch, os\n", 1),
                    text.replace("import torch\n", "import torch, os, sys\n", 1)):
-        got = cache.lint(edited, ast.parse(edited), lambda: engine.lint_source(edited, "t.py"), partial)
+        got = cache.lint(edited, cache.split(edited), lambda: engine.lint_source(edited, "t.py"), partial)
         assert key(got[0]) == key(engine.lint_source(edited, "t.py")[0])
     assert cache.last == "partial" and "def helper_0" in seen[0] and "def helper_1" not in seen[0]
     torch_edit = text.replace("import torch.nn as nn\n", "import torch.nn as nn, torch.optim as optim\n", 1)
-    cache.lint(torch_edit, ast.parse(torch_edit), lambda: engine.lint_source(torch_edit, "t.py"), partial)
+    cache.lint(torch_edit, cache.split(torch_edit), lambda: engine.lint_source(torch_edit, "t.py"), partial)
     assert cache.last == "full"
+
+
+def test_units_split_around_an_edit_are_those_of_a_whole_parse():
+    """Line-level edits at and around statement boundaries: typing at the end of a body, a new
+    top-level line, an indented one, a dedent, comment lines, deletions, an unclosed bracket."""
+    rng = random.Random(6)
+    pieces = ["", "# note", "    x = 1", "y = 2", "def h():", "    return 3", "else:", "(", "@dec", "    # inner"]
+    for case in CASES[::17] + [ROOT / "golden" / "seeds" / "seed1_scenario.py"]:
+        cache = ScopeCache()
+        text = case.read_text()
+        units = cache.split(text)
+        if units is None:
+            continue
+        nothing = (lambda: ([], []), lambda _t: ([], []))
+        cache.lint(text, units, *nothing)
+        for _step in range(12):
+            lines = text.split("\n")
+            i = rng.randrange(len(lines) + 1)
+            if rng.random() < 0.3 and i < len(lines):
+                del lines[i]
+            else:
+                lines.insert(i, rng.choice(pieces))
+            text = "\n".join(lines)
+            units = cache.split(text)
+            try:
+                tree = ast.parse(text)
+            except SyntaxError:
+                assert units is None
+                cache.forget()
+                text = case.read_text()
+                cache.lint(text, cache.split(text), *nothing)
+                continue
+            assert [(u.text, u.first, u.last) for u in units] == \
+                [(u.text, u.first, u.last) for u in split_units(text, tree, {})], (case, _step)
+            cache.lint(text, units, *nothing)
