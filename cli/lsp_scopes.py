@@ -277,6 +277,13 @@ class ScopeCache:
                 dirty.add(comp[i])            # it was joined to a unit that changed or went
             elif units[i].first != prev.units[k].first and prev.findings[k]:
                 dirty.add(comp[i])            # it moved, and its findings name lines
+        # a component whose units did not all move by the same number of lines (their order or
+        # spacing changed: only a uniform shift is known to leave findings as they were)
+        deltas: dict[int, set[int]] = {}
+        for i, k in enumerate(match):
+            if k is not None:
+                deltas.setdefault(comp[i], set()).add(units[i].first - prev.units[k].first)
+        dirty |= {c for c, d in deltas.items() if len(d) > 1}
         # a component now joined differently from before
         old_members: dict[int, set[int]] = {}
         for i, k in enumerate(match):
