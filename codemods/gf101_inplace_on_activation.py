@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
-from gradfix.analysis.torchapi import INPLACE_METHODS
+from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -150,6 +150,12 @@ class InplaceOnActivation(Rule):
             "original run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`."
         ),
     )
+
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): the flow's in-place ops are augmented assignments, item assignments and
+        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`_inplace_flag`)."""
+        return facts.augassign or facts.subscript_store or facts.true_arg or any(
+            is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
 
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():

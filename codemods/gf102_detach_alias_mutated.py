@@ -47,6 +47,11 @@ class DetachAliasMutated(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): every finding is a `x.detach()` call kept somewhere (flow.detaches,
+        `_detach_call`)."""
+        return "detach" in facts.called_attrs
+
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():
             for event in flow.detaches:

@@ -312,6 +312,11 @@ class DataMutationInLoss(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): `data_write` needs a `.data` attribute; the statements looked at are in
+        a training step or in a function named like a loss (`_LOSS_LIKE`)."""
+        return "data" in facts.attrs and (facts.backward_call or any(_LOSS_LIKE.search(d) for d in facts.defs))
+
     def check(self, ctx):
         index = ctx.index
         called_in_loops: set[str] = set()

@@ -178,6 +178,10 @@ class DataReadInLoss(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a `.data` read (`data_reads`, `forward_cuts`) in a training step."""
+        return facts.backward_call and "data" in facts.attrs
+
     def check(self, ctx):
         index = ctx.index
         seen: set[int] = set()

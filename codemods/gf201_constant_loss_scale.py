@@ -56,6 +56,11 @@ class ConstantLossScale(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): every finding is in a training step, and a step is found from a
+        `x.backward(...)` call (analysis/loops.py)."""
+        return facts.backward_call
+
     def check(self, ctx):
         threshold = float(self.options["threshold"])
         for scope in ctx.index.scopes():

@@ -86,6 +86,11 @@ class ZeroGradMisplaced(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): every finding is in a training step, and a step is found from a
+        `x.backward(...)` call (analysis/loops.py)."""
+        return facts.backward_call
+
     def check(self, ctx):
         seen: set[int] = set()
         for it in iterations(ctx.index):

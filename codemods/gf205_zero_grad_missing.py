@@ -61,6 +61,11 @@ class ZeroGradMissing(Rule):
         verification="No fix, so nothing to verify.",
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): every finding is in a training step, and a step is found from a
+        `x.backward(...)` call (analysis/loops.py)."""
+        return facts.backward_call
+
     def check(self, ctx):
         seen: set = set()
         for it in iterations(ctx.index):

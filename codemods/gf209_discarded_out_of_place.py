@@ -61,6 +61,11 @@ class DiscardedOutOfPlace(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a statement that is a `x.<method>(...)` call alone, the method out-of-
+        place or a conversion."""
+        return bool(facts.discarded & (OUT_OF_PLACE | CONVERSIONS))
+
     def check(self, ctx):
         index = ctx.index
         done: set[int] = set()

@@ -3,6 +3,7 @@ does not do what it says (a typo, a flag set on a module, a freeze after backwar
 
 from __future__ import annotations
 
+import os
 import re
 
 import libcst as cst
@@ -78,6 +79,15 @@ class FrozenOrMissingParams(Rule):
             "`equivalent` when the value is True (parameters train either way)."
         ),
     )
+
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a training step (the freeze between backward and step), an assignment
+        to `x.requires_grad` or a misspelling of it, or an optimizer (`torch.optim.`, `apex.optimizers.`,
+        `bitsandbytes.optim.`, `transformers.AdamW`: its qualified name has `optim` or `AdamW` in the text, or
+        in the file's path when a relative import takes its package from there)."""
+        return facts.backward_call or bool(facts.stored_attrs & ({"requires_grad"} | set(TYPOS))) or \
+            "optim" in facts.text or "AdamW" in facts.text or \
+            (facts.relative_import and any(w in os.path.abspath(facts.path) for w in ("optim", "AdamW")))
 
     def check(self, ctx):
         yield from self._typos(ctx)

@@ -215,6 +215,11 @@ class EvalModeLeftOn(Rule):
         verification="None (detect only).",
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): every finding is in a training step, and a step is found from a
+        `x.backward(...)` call (analysis/loops.py)."""
+        return facts.backward_call
+
     def check(self, ctx):
         index = ctx.index
         seen: set[int] = set()

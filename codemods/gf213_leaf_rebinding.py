@@ -98,6 +98,11 @@ class LeafRebinding(Rule):
         verification="None (detect only).",
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): the leaf is made with `requires_grad=True` or `.requires_grad_()`
+        (`_is_leaf_ctor`) and its `.grad` is read (`_grad_read`)."""
+        return ("requires_grad" in facts.idents or "requires_grad_" in facts.attrs) and "grad" in facts.attrs
+
     def check(self, ctx):
         index = ctx.index
         imports = index.imports

@@ -79,6 +79,10 @@ class DeprecatedCudaAmp(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a call whose callee's last name is a deprecated API's (`_LAST_NAMES`)."""
+        return bool(facts.called & _LAST_NAMES)
+
     def check(self, ctx):
         index = ctx.index
         imports = index.imports

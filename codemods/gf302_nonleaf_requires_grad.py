@@ -93,6 +93,12 @@ class NonleafRequiresGrad(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of a tensor made with
+        `requires_grad=True` or `.requires_grad_()` (`copy_chain` kind "factory", `_rebindings`)."""
+        return bool(facts.called_attrs & MOVE_METHODS) and ("requires_grad" in facts.idents
+                                                            or "requires_grad_" in facts.attrs)
+
     def check(self, ctx):
         index = ctx.index
         imports = index.imports

@@ -72,6 +72,11 @@ class ParameterMovedAfterWrap(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of an `nn.Parameter(...)`
+        (`copy_chain` kind "parameter")."""
+        return bool(facts.called_attrs & MOVE_METHODS) and "Parameter" in facts.idents
+
     def check(self, ctx):
         index = ctx.index
         for node in all_calls(index):

@@ -83,6 +83,13 @@ class UnregisteredSubmodules(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
+        reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
+        or `.requires_grad_()` (`_inspect`)."""
+        return facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
+                                     or "requires_grad_" in facts.attrs)
+
     def check(self, ctx):
         index = ctx.index
         for cname in sorted(index.module_classes):

@@ -87,6 +87,10 @@ class ForwardCalledDirectly(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a `x.forward(...)` call."""
+        return "forward" in facts.called_attrs
+
     def check(self, ctx):
         index = ctx.index
         for node in all_calls(index):

@@ -65,6 +65,12 @@ class ReentrantCheckpoint(Rule):
         ),
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): a call named `checkpoint` or `checkpoint_sequential`, or named as an
+        import of one of those binds it (the `names` `check` starts from)."""
+        names = {"checkpoint", "checkpoint_sequential"}
+        return bool(facts.called & (names | {local for local, name in facts.imported_as if name in names}))
+
     def check(self, ctx):
         imports = ctx.index.imports
         # `checkpoint`, `cp.checkpoint`, and names imported as torch's (`import ... checkpoint as ckpt`)

@@ -44,6 +44,11 @@ class DoubleSoftmax(Rule):
         verification="None (detect only).",
     )
 
+    def may_match(self, facts) -> bool:
+        """Necessary (analysis/prepass.py): `check` returns early without a `cross_entropy` or `CrossEntropyLoss`
+        call."""
+        return bool(facts.called & {"cross_entropy", "CrossEntropyLoss"})
+
     def check(self, ctx):
         index = ctx.index
         calls = all_calls(index)

@@ -18,7 +18,7 @@ from typing import Callable, Iterable, Sequence
 import libcst as cst
 
 from gradfix import suppression
-from gradfix.analysis import FileIndex, tree
+from gradfix.analysis import FileIndex, prepass, tree
 from gradfix.config import Config, selects
 from gradfix.diffing import line_map
 from gradfix.model import FileError, Finding, Fix, Safety, Verdict
@@ -156,8 +156,12 @@ def _python_tree(source: str) -> ast.Module:
 def parse_both(source: str, path: str) -> tuple[cst.Module, ast.Module]:
     """libcst's tree and CPython's (the analysis maps positions through the latter)."""
     tree_ = _python_tree(source)
+    return _cst_tree(source), tree_
+
+
+def _cst_tree(source: str) -> cst.Module:
     try:
-        return cst.parse_module(source), tree_
+        return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise ParseFailure(f"syntax error: {exc.message}", exc.raw_line) from exc
     except (RecursionError, ValueError) as exc:
@@ -316,9 +320,17 @@ class Engine:
                            sorted(self.config.per_file_ignores.items())], default=repr)
 
     # -- match -----------------------------------------------------------
+    def rules_for(self, py_tree: ast.Module, source: str, path: str = "") -> list[Rule]:
+        """The rules that may match this file (analysis/prepass.py): the others' necessary
+        condition is false on its `ast`, so they could report nothing in it."""
+        return prepass.rules_for(self.rules, py_tree, source, path)
+
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,
-                  errors: list[FileError] | None = None, parents_out: list | None = None) -> list[Finding]:
+                  errors: list[FileError] | None = None, parents_out: list | None = None,
+                  rules: list[Rule] | None = None) -> list[Finding]:
+        if rules is None:
+            rules = self.rules if py_tree is None else self.rules_for(py_tree, source, path)
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         view = self.project.view(path) if self.project is not None else None
         index = FileIndex(wrapper, source, py_tree, tables, reuse, view)
@@ -327,7 +339,7 @@ class Engine:
         found: list[Finding] = []
         try:
             with tree.active(index.children, index.preorder):
-                for rule in self.rules:
+                for rule in rules:
                     try:
                         found.extend(list(rule.check(RuleContext(index, path, rule))))
                     except RecursionError:
@@ -364,22 +376,22 @@ class Engine:
 
             incremental = IncrementalParser()
         try:
-            if incremental is not None:
-                py_tree = _python_tree(source)
-                parsed = incremental.parse(source, py_tree)
-                if parsed is not None:
-                    module, children, parents, spans = parsed
-                    tables = (children, parents, spans)
-                else:
-                    module, py_tree = parse_both(source, path)
+            py_tree = _python_tree(source)
+            rules = self.rules_for(py_tree, source, path)
+            if not rules:
+                return [], []  # no rule may match: libcst's parse and the analysis are not needed
+            parsed = incremental.parse(source, py_tree) if incremental is not None else None
+            if parsed is not None:
+                module, children, parents, spans = parsed
+                tables = (children, parents, spans)
             else:
-                module, py_tree = parse_both(source, path)
+                module = _cst_tree(source)
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         try:
             errors: list[FileError] = []
             return self._findings(module, source, path, py_tree, tables, incremental if tables else None,
-                                  errors), errors
+                                  errors, rules=rules), errors
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 

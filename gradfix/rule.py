@@ -49,6 +49,13 @@ class Rule:
     def check(self, ctx: "RuleContext") -> Iterable[Finding]:
         raise NotImplementedError
 
+    def may_match(self, facts) -> bool:
+        """A cheap NECESSARY condition for `check` to report anything, on the file's `ast` facts
+        (analysis/prepass.py): False skips the rule for the file, and a file no rule may match is
+        not parsed with libcst. Each rule states its own next to its matcher; the default (run
+        everywhere) is what a rule without one gets."""
+        return True
+
     @classmethod
     def documentation(cls) -> str:
         d = cls.docs

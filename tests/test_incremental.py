@@ -61,7 +61,9 @@ def test_edit_sequences_match_whole_file_parses(engine):
                 continue
             assert key(engine.lint_source(text, "t.py", incremental=parser)) == key(engine.lint_source(text, "t.py")), \
                 (case, step)
-        if len(ast.parse(original).body) > 1:  # a file of one statement has nothing to keep
+        # a file of one statement has nothing to keep; one no rule may match is not parsed with
+        # libcst at all (analysis/prepass.py), so the parser is not used
+        if len(ast.parse(original).body) > 1 and engine.rules_for(ast.parse(original), original, "t.py"):
             assert parser.reused > 0, case
 
 
