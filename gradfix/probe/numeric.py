@@ -32,10 +32,8 @@ def norm_tensors(tensors: list[torch.Tensor]) -> list[torch.Tensor]:
     group (a single call when all match, as usual), sparse tensors one by one."""
     if not tensors:
         return []
-    t0 = tensors[0]
-    dev, dt = t0.device, t0.dtype
-    if t0.layout == torch.strided and all(t.device == dev and t.dtype == dt and t.layout == torch.strided
-                                          for t in tensors):
+    kinds = {(t.device, t.dtype, t.layout) for t in tensors}
+    if len(kinds) == 1 and tensors[0].layout == torch.strided:
         return list(torch._foreach_norm(tensors))
     by_kind: dict = {}
     for i, t in enumerate(tensors):
@@ -56,9 +54,7 @@ def floats(scalars: list[torch.Tensor]) -> list[float]:
     """Read 0-d tensors into Python floats with one stack and one read (per device when they differ)."""
     if not scalars:
         return []
-    s0 = scalars[0]
-    dev, dt = s0.device, s0.dtype
-    if all(s.device == dev and s.dtype == dt for s in scalars):
+    if len({(s.device, s.dtype) for s in scalars}) == 1:
         return torch.stack(scalars).tolist()
     by_dev: dict = {}
     for i, s in enumerate(scalars):
