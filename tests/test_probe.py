@@ -272,3 +272,13 @@ def test_cli_subprocess_json_and_no_torch_at_import():
     assert (f["kind"], f["rule"], f["path"]) == ("inplace-on-saved-tensor", "GF101",
                                                  "tests/probe_scripts/seed1_inplace.py")
     assert f["line"] == line_of("seed1_inplace.py", "f /= (f.norm")
+
+
+def test_norms_group_by_device_dtype_and_layout():
+    """The probe's batched norms: one value per tensor, in order, across dtypes and a sparse tensor."""
+    from gradfix.probe.numeric import norms
+
+    ts = [torch.randn(3), torch.randn(2, 2).half(), torch.randn(4).to_sparse(), torch.randn(5, dtype=torch.float64)]
+    want = [float(t.coalesce().values().norm() if t.is_sparse else t.norm()) for t in ts]  # each in its dtype
+    assert norms(ts) == pytest.approx(want, rel=1e-6)
+    assert norms([]) == []

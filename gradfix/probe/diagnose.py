@@ -6,9 +6,8 @@ import torch
 import torch.nn as nn
 
 from gradfix.probe.findings import KINDS, Finding, Layer
+from gradfix.probe.numeric import F32_RESOLUTION
 from gradfix.probe.session import Probe
-
-F32_RESOLUTION = float(torch.finfo(torch.float32).eps)  # 1.19e-7: a relative change below it rounds away
 
 # scheduler class -> the constructor argument that counts its period, for "declared per epoch"
 _EPOCH_SCHEDULERS = {"StepLR": "step_size", "MultiStepLR": "milestones", "ExponentialLR": "gamma",

@@ -18,7 +18,7 @@ from torch.optim.optimizer import register_optimizer_step_post_hook, register_op
 from gradfix.probe.frames import user_location
 from gradfix.probe.linewatch import LineWatch
 from gradfix.probe.lossgraph import constant_factor
-from gradfix.probe.numeric import norms, quiet
+from gradfix.probe.numeric import F32_RESOLUTION, floats, norm_tensors, norms, quiet
 from gradfix.probe.tracer import OpTracer
 
 INPLACE_ERROR = "modified by an inplace operation"
@@ -34,10 +34,11 @@ class OptRecord:
     index: int
     opt: torch.optim.Optimizer
     params: list = field(default_factory=list)
+    dense: list = field(default_factory=list)  # params with a strided layout (norms; the write check)
+    hists: list = field(default_factory=list)  # grad_hist's list for each of params, in order
     steps: int = 0
     step_loc: tuple[str, int] | None = None
     grad_hist: dict[int, list] = field(default_factory=dict)  # id(param) -> grad norm (None: no grad) per step
-    frozen_all: bool = False
     # accumulation check: representative params, the grad object and version they held after the last step
     reps: list = field(default_factory=list)
     cleared: bool = True
@@ -47,6 +48,16 @@ class OptRecord:
     adam_below_eps: list[bool] = field(default_factory=list)
     adam_eps: float | None = None
     kind: str = "other"
+
+    @property
+    def may_vanish(self) -> bool:
+        """Every step so far had vanishing updates (the finding needs all of them): once one did not, the update
+        checks and the loss-scale walk stop for this optimizer, as they could no longer change the report."""
+        if self.kind == "sgd":
+            return not self.sgd_ratio or self.sgd_ratio[-1] < F32_RESOLUTION
+        if self.kind == "adam":
+            return not self.adam_below_eps or self.adam_below_eps[-1]
+        return False
 
 
 @dataclass
@@ -86,9 +97,13 @@ class Probe:
         self.main_globals: dict | None = None
         # per-window state (between two optimizer steps)
         self._root_modes: dict[int, bool] = {}  # root id -> train mode at its last grad-enabled call before a step
-        self._fwd_fp: dict[int, tuple[int, float]] = {}  # id(param) -> (storage ptr, norm) after its root's forward
+        # id(param) -> (data ptr, norm as a 0-d tensor, read at the step) after its root's last forward
+        self._fwd_fp: dict[int, tuple[int, torch.Tensor]] = {}
         self._mode_locs: dict[int, tuple[str, int]] = {}
         self._root_params: dict[int, list] = {}
+        self._held: set[int] = set()  # ids of the parameters some optimizer holds
+        self._held_gen = 0  # bumped when _held changes
+        self._root_watch: dict[int, tuple[int, list, list]] = {}  # root id -> (_held_gen, snapshot list, unheld)
         self._mode_dependent: dict[int, bool] = {}
         # results
         self.writes: list[dict] = []  # parameters written between their forward use and the step
@@ -282,38 +297,64 @@ class Probe:
         self.depth += 1
 
     def _fwd_post(self, module, args, output):
-        self.depth = max(0, self.depth - 1)
-        tracer = self.tracer
-        if tracer is not None and tracer.want_taint and self._want_cuts:
-            own = [p for p in module.parameters(recurse=False) if id(p) in self._want_cuts]
-            if own:
-                if not torch.is_grad_enabled():
-                    loc = user_location()
-                    if loc is not None:
-                        for p in own:
-                            self.no_grad_calls.setdefault(id(p), loc)
-                else:
-                    tracer.taint_outputs(output)
-        if self.depth == 0 and self._watch and self._line_watch is None:
+        depth = self.depth = max(0, self.depth - 1)
+        if self._want_cuts:
+            tracer = self.tracer
+            if tracer is not None and tracer.want_taint:
+                self._taint(module, output, tracer)
+        if depth:
+            return  # a submodule: nothing more per call
+        if self._watch and self._line_watch is None:
             self._line_watch = LineWatch([self.params[i] for i in self._watch])
-        if self.depth == 0 and id(module) not in self._out_seen and torch.is_grad_enabled():
+        if id(module) not in self._out_seen and torch.is_grad_enabled():
             self._out_seen.add(id(module))
             out = output if isinstance(output, torch.Tensor) else next(
                 (t for t in (output.values() if isinstance(output, dict) else output if isinstance(
                     output, (tuple, list)) else ()) if isinstance(t, torch.Tensor)), None)
             if out is not None and out.is_floating_point() and out.numel():
                 self.outputs.setdefault(id(module), []).append(out.detach())  # compared at the end, no copy
-        if self.depth == 0:
-            plist = self._root_params.get(id(module))
-            if plist is None:
-                plist = self._root_params[id(module)] = [p for p in module.parameters()]
-            with quiet():
-                dense = [p for p in plist if p.layout == torch.strided]
-                for p, n in zip(dense, norms(dense)):
-                    self._fwd_fp[id(p)] = (p.untyped_storage().data_ptr(), n)
+        snap = self._root_lists(module)[1]
+        if snap:
+            fp = self._fwd_fp
+            with quiet():  # one _foreach_norm; its results are read with the step's own norms
+                for p, n in zip(snap, norm_tensors(snap)):
+                    fp[id(p)] = (p.data_ptr(), n)
+
+    def _taint(self, module, output, tracer: OpTracer) -> None:
+        own = [p for p in module.parameters(recurse=False) if id(p) in self._want_cuts]
+        if own:
+            if not torch.is_grad_enabled():
+                loc = user_location()
+                if loc is not None:
+                    for p in own:
+                        self.no_grad_calls.setdefault(id(p), loc)
+            else:
+                tracer.taint_outputs(output)
+
+    def _root_lists(self, module) -> tuple[int, list, list]:
+        """(_held_gen, the root's dense parameters to fingerprint after its forward, its parameters no optimizer
+        holds), recomputed when the optimizers' parameters change. Before the first step every parameter is
+        fingerprinted; after it only those an optimizer steps, the only ones the write check compares."""
+        rid = id(module)
+        cached = self._root_watch.get(rid)
+        if cached is not None and cached[0] == self._held_gen:
+            return cached
+        plist = self._root_params.get(rid)
+        if plist is None:
+            plist = self._root_params[rid] = [p for p in module.parameters()]
+        held = self._held
+        snap = [p for p in plist if p.layout == torch.strided and (not held or id(p) in held)]
+        cached = self._root_watch[rid] = (self._held_gen, snap, [p for p in plist if id(p) not in held])
+        return cached
 
     # -- backward ----------------------------------------------------------------------------------------------
+    def _scale_wanted(self) -> bool:
+        """The loss-scale walk can still matter: no optimizer stepped yet, or one may have vanishing updates."""
+        return not self.opts or any(r.may_vanish for r in self.opts.values())
+
     def _on_backward(self, tensors) -> None:
+        if not self._scale_wanted():
+            return
         root = tensors if isinstance(tensors, torch.Tensor) else (tensors[0] if tensors else None)
         if not isinstance(root, torch.Tensor) or root.grad_fn is None:
             return
@@ -336,8 +377,12 @@ class Probe:
         n = sum(len(g["params"]) for g in opt.param_groups)
         if n != len(rec.params):
             rec.params = [p for g in opt.param_groups for p in g["params"]]
+            rec.dense = [p for p in rec.params if p.layout == torch.strided]
+            rec.hists = [rec.grad_hist.setdefault(id(p), []) for p in rec.params]
             for p in rec.params:
                 self.params[id(p)] = p
+            self._held = {id(p) for r in self.opts.values() for p in r.params}
+            self._held_gen += 1
         return rec
 
     def _pre_step(self, opt, args, kwargs):
@@ -356,43 +401,48 @@ class Probe:
             self._check_outside()
 
     def _observe_grads(self, rec: OptRecord) -> None:
-        """Gradient norms per parameter; the SGD update check; the write check (weights vs their forward)."""
+        """Gradient norms per parameter; the SGD update check; the write check (weights vs their forward).
+        Gradients and weights are normed in one batched call (one _foreach_norm, one stack, one read)."""
         ps = rec.params
-        rec.frozen_all = all(not p.requires_grad for p in ps)
-        with_grad = [p for p in ps if p.grad is not None]
-        gn = dict(zip(map(id, with_grad), norms([p.grad for p in with_grad])))
-        for p in ps:
-            rec.grad_hist.setdefault(id(p), []).append(gn.get(id(p)))
+        grads = [p.grad for p in ps]
+        with_grad = [i for i, g in enumerate(grads) if g is not None]
+        dense = rec.dense
+        fp = self._fwd_fp
+        fwd = [(j, p, fp[id(p)]) for j, p in enumerate(dense) if id(p) in fp] if fp else []
+        # one read for the gradient norms, the weight norms and the weight norms taken after the forward
+        vals = floats(norm_tensors([grads[i] for i in with_grad] + dense) + [f[1] for _, _, f in fwd])
+        ng, nd = len(with_grad), len(dense)
+        gvals, wvals = vals[:ng], vals[ng:ng + nd]
+        row: list = [None] * len(ps)
+        for i, v in zip(with_grad, gvals):
+            row[i] = v
+        for h, v in zip(rec.hists, row):
+            h.append(v)
         # gradients still there from the previous step, never cleared in between
         if rec.steps > 0 and rec.reps and not rec.cleared:
             self._rep_seen(rec, None)
             if not rec.cleared:
                 rec.accumulated_steps.append(rec.steps)
+        if fwd:
+            self._check_writes(rec, dense, wvals, fwd, vals[ng + nd:])
         # the gradient's share of the update, against float32 resolution of the weights
-        dense = [p for p in ps if p.layout == torch.strided]
-        wn = dict(zip(map(id, dense), norms(dense)))
-        self._check_writes(rec, dense, wn)
-        if rec.kind == "sgd":
-            nonzero = [p for p in with_grad if gn[id(p)] > 0 and id(p) in wn]
-            if nonzero:
-                lr_of = {id(p): float(g["lr"]) for g in rec.opt.param_groups for p in g["params"]}
-                rec.sgd_ratio.append(max((lr_of[id(p)] * gn[id(p)] / wn[id(p)]) if wn[id(p)] > 0 else float("inf")
-                                         for p in nonzero))
-        missing = [p for p in ps if p.requires_grad and not gn.get(id(p))]
-        if missing and rec.steps == 0:
-            self._want_cuts |= set(map(id, missing))
-        elif rec.steps == 0:
-            pass
-        else:
-            self._want_cuts -= {id(p) for p in ps if gn.get(id(p))}
+        if rec.kind == "sgd" and rec.may_vanish:
+            wn = dict(zip(map(id, dense), wvals))
+            lr_of = {id(p): float(g["lr"]) for g in rec.opt.param_groups for p in g["params"]}
+            ratios = [(lr_of[id(ps[i])] * v / wn[id(ps[i])]) if wn[id(ps[i])] > 0 else float("inf")
+                      for i, v in zip(with_grad, gvals) if v > 0 and id(ps[i]) in wn]
+            if ratios:
+                rec.sgd_ratio.append(max(ratios))
+        if rec.steps == 0:
+            self._want_cuts |= {id(p) for p, v in zip(ps, row) if p.requires_grad and not v}
+        elif self._want_cuts:
+            self._want_cuts -= {id(p) for p, v in zip(ps, row) if v}
 
-    def _check_writes(self, rec: OptRecord, dense, wn) -> None:
-        for p in dense:
-            if id(p) not in self._fwd_fp:
-                continue
-            n = wn[id(p)]
-            ptr, before = self._fwd_fp[id(p)]
-            now_ptr = p.untyped_storage().data_ptr()
+    def _check_writes(self, rec: OptRecord, dense, wvals, fwd, fwd_vals) -> None:
+        """Each weight against its norm and data pointer after the forward that used it."""
+        for (j, p, (ptr, _)), before in zip(fwd, fwd_vals):
+            n = wvals[j]
+            now_ptr = p.data_ptr()
             if now_ptr != ptr or n != before:
                 self.writes.append({"param": id(p), "step": rec.steps, "opt": rec.index,
                                     "storage": now_ptr != ptr, "before": before, "after": n,
@@ -403,7 +453,7 @@ class Probe:
                     self._watch.add(id(p))
 
     def _check_modes(self, rec: OptRecord) -> None:
-        mine = {id(p) for p in rec.params if rec.grad_hist[id(p)][-1]}
+        mine = None
         for rid, train_mode in self._root_modes.items():
             if train_mode or rid in self.eval_roots:
                 continue
@@ -412,15 +462,15 @@ class Probe:
                 self._mode_dependent[rid] = any(isinstance(m, _MODE_DEPENDENT) for m in root.modules())
             if not self._mode_dependent[rid]:
                 continue
+            if mine is None:
+                mine = {id(p) for p, h in zip(rec.params, rec.hists) if h[-1]}
             trained = [p for p in root.parameters() if id(p) in mine]
             if trained:
                 self.eval_roots[rid] = {"step": rec.steps, "opt": rec.index, "loc": self._mode_locs.get(rid),
                                         "params": [id(p) for p in trained]}
 
     def _check_outside(self) -> None:
-        held = {id(p) for r in self.opts.values() for p in r.params}
-        extra = [p for root in self.roots.values() for p in self._root_params.get(id(root), [])
-                 if id(p) not in held and p.grad is not None]
+        extra = [p for root in self.roots.values() for p in self._root_lists(root)[2] if p.grad is not None]
         for p, n in zip(extra, norms([p.grad for p in extra])):
             if n > 0:
                 self.outside[id(p)] = max(n, self.outside.get(id(p), 0.0))
@@ -435,10 +485,12 @@ class Probe:
         self._root_modes.clear()
         self._fwd_fp.clear()
         self._out_seen.clear()
-        with quiet():
-            if rec.kind == "adam":
+        if rec.kind == "adam" and rec.may_vanish:
+            with quiet():
                 self._check_adam(rec)
-            self._pick_reps(rec)
+        self._pick_reps(rec)
+        if self._want_lines and not self._scale_wanted():
+            self._want_lines = False  # the line of a loss scale is reported only with vanishing updates
         if self.replay_step is not None:
             if self.total_steps >= self.replay_step:
                 self._arm(log=True)
@@ -481,10 +533,17 @@ class Probe:
         stay registered while they keep being chosen."""
         chosen = []
         for p in rec.params:
-            if p.grad is not None and p.requires_grad and p.grad.layout == torch.strided:
+            g = p.grad
+            if g is not None and p.requires_grad and g.layout == torch.strided:
                 chosen.append(p)
                 if len(chosen) == 2:
                     break
+        reps = rec.reps
+        if len(reps) == len(chosen) and all(r["param"] is p for r, p in zip(reps, chosen)):
+            for r, p in zip(reps, chosen):  # the same representatives as last step: their hooks stay
+                r["grad"], r["version"] = id(p.grad), p.grad._version
+            rec.cleared = not reps
+            return
         old = {id(r["param"]): r for r in rec.reps}
         keep = {id(p) for p in chosen}
         for r in rec.reps:
