@@ -121,7 +121,10 @@ class InplaceOnActivation(Rule):
             "every call in the file runs under `no_grad`); a save and an in-place op in branches of one "
             "if/elif that exclude each other; copies (`t[idx_tensor]`, `t[mask]`, `.clone()`, "
             "`.to(copy=True)`); an in-place activation or dropout after an op that saves its input, not its "
-            "output (Linear, convolution, batch norm, a sum: the usual memory saving); and, for the alias case, anything but an activation (a buffer, a batch or "
+            "output (Linear, convolution, batch norm, a sum: the usual memory saving); a save by an op whose "
+            "result goes only into `.item()`, `.tolist()`, `float()`/`int()`/`bool()` or a comparison, also "
+            "through a few out-of-place methods (`while x.norm().item() > 1: x /= 2`): that node is never on a "
+            "path to the loss, so backward never reads what it saved; and, for the alias case, anything but an activation (a buffer, a batch or "
             "the caller's tensor filled through a view is what the code means to do)."
         ),
         why=(

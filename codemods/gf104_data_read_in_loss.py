@@ -8,7 +8,8 @@ from gradfix.analysis.expressions import code_of
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.gradpath import GradPaths, forward_cuts
 from gradfix.analysis.loops import _walk_calls, training_loops
-from gradfix.analysis.names import chain_root
+from gradfix.analysis.names import chain_root, dotted
+from gradfix.analysis.flags import passed_for
 from gradfix.analysis.provenance import is_parameters_call
 from gradfix.analysis.tree import children, contains, walk
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
@@ -127,6 +128,20 @@ def _holds_parameters(flow, name: cst.Name, paths) -> bool:
     return False
 
 
+def _trained_call(paths, call: cst.Call, fn: cst.FunctionDef | None = None, site: cst.Call | None = None) -> bool:
+    """`call` runs a module the step's optimizer is shown to train (not a target network). In a helper `fn`
+    called as `site`, a module given as a parameter (`def reg(m): return m(z).data...`) is the argument the
+    site passes for it."""
+    if not paths.trained_from.startswith("the modules"):
+        return False
+    if paths.calls_trained(call):
+        return True
+    if fn is None or site is None or not isinstance(call.func, cst.Name):
+        return False
+    arg = passed_for(site, fn, call.func.value)
+    return arg is not None and dotted(arg) in paths.trained
+
+
 def _comprehension_source(index, name: cst.Name) -> bool | None:
     """For a comprehension's variable (`sum(p.data.abs().sum() for p in model.parameters())`):
     whether it iterates parameters; None when `name` is not bound by an enclosing comprehension."""
@@ -157,7 +172,10 @@ class DataReadInLoss(Rule):
             "`Variable(loss, requires_grad=True)`). Left alone there: a `.data` under a test of the mode "
             "(`if self.export:`, `if not self.training:`), and outputs the loss does not rely on alone. Left alone: a term "
             "that keeps a gradient path besides `.data` (semi-gradient TD targets, masks), `.data` of a batch or "
-            "of samples from a module another optimizer steps, values that leave autograd anyway (`.item()`), "
+            "of samples from a module another optimizer steps, `.data` of the output of a module the step's optimizer "
+            "is not shown to train, inline or in a helper whose return value the loss reads (`frozen(s2).data` "
+            "in a TD-target helper: a stop-gradient on a target network; a module handed to the helper as an "
+            "argument counts as the argument the call passes), values that leave autograd anyway (`.item()`), "
             "`.data` in an index position (`q[range(n), actions.data]`, the index of `gather` / `index_select`: an "
             "index never carries gradient), and a value re-wrapped at once as a new leaf (`mix = Variable(a.data + "
             "b.data, requires_grad=True)`, `mix.requires_grad_()`, a WGAN-GP interpolation): the returned term is a "
@@ -200,8 +218,7 @@ class DataReadInLoss(Rule):
                         trained = GradPaths(tl) if trained is None else trained
                         if isinstance(base, cst.Name) and not _holds_parameters(flow, base, trained):
                             continue  # `real.data`, `fake.data` of a batch or an untrained output
-                        if isinstance(base, cst.Call) and not (trained.trained_from.startswith("the modules")
-                                                               and trained.calls_trained(base)):
+                        if isinstance(base, cst.Call) and not _trained_call(trained, base):
                             continue  # `target_net(s2).data`: a stop-gradient on a module not trained here
                     if id(node) not in seen:
                         seen.add(id(node))
@@ -210,6 +227,10 @@ class DataReadInLoss(Rule):
                     if isinstance(call.func, cst.Name) and call.func.value in index.functions:
                         fn = index.functions[call.func.value]
                         for node in self._returned_data_reads(fn):
+                            if isinstance(node.value, cst.Call):
+                                trained = GradPaths(tl) if trained is None else trained
+                                if not _trained_call(trained, node.value, fn, call):
+                                    continue  # `target_net(s2).data` in a helper: a stop-gradient, as inline
                             if id(node) not in seen:
                                 seen.add(id(node))
                                 yield self._finding(ctx, node, fn, setup, model, ctx.code(call).strip())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.expressions import _walk, code_of
+from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
@@ -30,7 +30,11 @@ class HistoryAccumulation(Rule):
             "What an environment's `step()` returns (a receiver from `gym.make`, or named `env`) is numbers, "
             "whatever action tensor it was handed (`score += reward`). `total += loss.item()`, `float(loss)`, `loss.detach()`, a sum of per-chunk "
             "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
-            "`running += loss.item() * x.size(0)`) are left alone. Also finds `meter.update(loss)` (any method, the "
+            "`running += loss.item() * x.size(0)`) are left alone, and so are values shown to be Python numbers "
+            "(a helper of the file whose every `return` gives one, such as an accuracy ending in `.item()` or a "
+            "metric summing `math.log` terms, and a `loss` name rebound to such a helper's result before the "
+            "`+=`), and an accumulation under `with torch.no_grad():` (autograd records nothing there, so the "
+            "total never gets a graph). Also finds `meter.update(loss)` (any method, the "
             "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
             "adds that parameter unchanged (at most scaled) into an attribute (`self.sum += val * n`, "
             "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
@@ -46,6 +50,9 @@ class HistoryAccumulation(Rule):
         fixed_example="total_loss += loss.item()",
         fix=(
             "Adds `.item()` to the loss name in the accumulated expression (or to the accumulated criterion call). "
+            "When the scope later reads a tensor attribute of the total (`total.item()`, `(total / n).detach()`), "
+            "it adds `.detach()` instead: `.item()` would make the total a float and those calls raise "
+            "AttributeError, while a detached tensor drops the graph and keeps every later use working. "
             "Offered when the name is the loss that `.backward()` receives without a gradient argument (a scalar, "
             "also scaled by a literal: `(loss / 2).backward()`), a criterion / `F.*_loss` call result without "
             "`reduction='none'`, or a sum of such terms and number literals; otherwise reported without a fix. The "
@@ -53,7 +60,8 @@ class HistoryAccumulation(Rule):
         ),
         fix_safety=(
             "Safe: gradients, parameters and the accumulated number are unchanged; `total` becomes a Python float "
-            "(code that called tensor methods on it needs adjusting)."
+            "with `.item()`, or stays a tensor (without the graph) with `.detach()`, the form chosen when later "
+            "code calls tensor methods on it."
         ),
         verification=(
             "`train-loop` (see GF202): `equivalent` when every optimizer step sees the same learning rates, gradients "
@@ -80,10 +88,14 @@ class HistoryAccumulation(Rule):
                 if total in backed or _recomputed_without_grad(it, e):
                     continue
                 seen.add(id(e.small))
+                # a total read later as a tensor (`total.item()`, `(total / n).detach()`) must stay one
+                keep_tensor = bool(tensor_attribute_uses(it.scope, total))
+                instead = (f"accumulate `.detach()` instead (`.item()` would break the later tensor use "
+                           f"`{code_of(tensor_attribute_uses(it.scope, total)[0])}`)" if keep_tensor else
+                           "accumulate `.item()` instead")
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
-                           f"every iteration alive (memory grows each step) and becomes a tensor; accumulate "
-                           f"`.item()` instead")
-                yield ctx.finding(e.small, message, self._fix(ctx, it, e))
+                           f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
+                yield ctx.finding(e.small, message, self._fix(ctx, it, e, "detach" if keep_tensor else "item"))
             for call, arg, attr in _meter_updates(it):
                 if id(call) in seen:
                     continue
@@ -94,7 +106,7 @@ class HistoryAccumulation(Rule):
                            f"`{code_of(arg)}.item()` instead")
                 yield ctx.finding(call, message, None)
 
-    def _fix(self, ctx, it, e):
+    def _fix(self, ctx, it, e, method: str):
         small = e.small
         value = small.value
         if isinstance(small, cst.Assign):
@@ -112,13 +124,13 @@ class HistoryAccumulation(Rule):
                 target = hits[0]
         if target is None and isinstance(value, cst.Call) and not value.lpar and _scalar_loss_call(it, value):
             # `total += criterion(out, y)`: the loss recomputed from a model output
-            item = cst.Call(func=cst.Attribute(value=value, attr=cst.Name("item")))
-            return ctx.fix(f"accumulate `{code_of(value)}.item()`", [Edit(value, item)], Safety.SAFE,
+            item = cst.Call(func=cst.Attribute(value=value, attr=cst.Name(method)))
+            return ctx.fix(f"accumulate `{code_of(value)}.{method}()`", [Edit(value, item)], Safety.SAFE,
                            train_loop_contract(it))
         if target is None or not _is_scalar_loss(it, target.value):
             return None
-        item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name("item")))
-        return ctx.fix(f"accumulate `{target.value}.item()`", [Edit(target, item)], Safety.SAFE,
+        item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name(method)))
+        return ctx.fix(f"accumulate `{target.value}.{method}()`", [Edit(target, item)], Safety.SAFE,
                        train_loop_contract(it))
 
 

@@ -301,3 +301,29 @@ def function_ops(index, fn: cst.FunctionDef) -> set[str]:
             ops.add("grad_op")
     return ops
 
+
+
+# What a Python float has as attributes: reading anything else on a running total needs a tensor.
+_FLOAT_ATTRIBUTES = frozenset({"real", "imag", "conjugate", "is_integer", "as_integer_ratio", "hex"})
+
+
+def tensor_attribute_uses(scope: cst.CSTNode, name: str) -> list[cst.Attribute]:
+    """Reads of a tensor attribute or method on `name` in `scope`, on the name itself or on arithmetic of it:
+    `total.item()`, `(total / n).detach()`. A running total turned into a float by `.item()` would make
+    each of them raise AttributeError."""
+    found = []
+    for node in _walk(scope):
+        if isinstance(node, cst.Attribute) and node.attr.value not in _FLOAT_ATTRIBUTES and \
+                _arithmetic_of(node.value, name):
+            found.append(node)
+    return found
+
+
+def _arithmetic_of(expr, name: str) -> bool:
+    if isinstance(expr, cst.Name):
+        return expr.value == name
+    if isinstance(expr, cst.BinaryOperation):
+        return _arithmetic_of(expr.left, name) or _arithmetic_of(expr.right, name)
+    if isinstance(expr, cst.UnaryOperation):
+        return _arithmetic_of(expr.expression, name)
+    return False

@@ -506,11 +506,40 @@ class Flow:
     def _save(self, expr, st: Step, why, cond: Grad) -> None:
         """Autograd saves `expr` at `st` when `cond` requires grad (the op's other inputs for a
         product, the op's own input for `norm` or `pow`, a module's weights for its input)."""
-        if st.no_grad or cond == NO:
+        if st.no_grad or cond == NO or self._feeds_only_a_test(getattr(why, "node", None)):
             return
         root = self.alias_root(expr)
         if root is not None and (root[0].kind in TENSORISH or root[0].is_param and root[0].kind is Kind.UNKNOWN):
             root[0].saved_at.append((st.index, why, cond))
+
+    def _feeds_only_a_test(self, op) -> bool:
+        """The op's result goes, through at most a few out-of-place methods, only into `.item()`, `.tolist()`,
+        `float()` / `int()` / `bool()` or a comparison (`while x.norm().item() > 1:`): that node is never on a
+        path to the loss, so backward never reads what it saved."""
+        if not isinstance(op, (cst.Call, cst.BinaryOperation)):
+            return False
+        parents = self.index.parents
+        cur = op
+        for _ in range(6):
+            parent = parents.get(cur)
+            if isinstance(parent, (cst.Comparison, cst.ComparisonTarget)):
+                return True
+            if isinstance(parent, cst.Arg):
+                call = parents.get(parent)
+                return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and \
+                    call.func.value in ("float", "int", "bool") and len(call.args) == 1 and parent.keyword is None
+            if not (isinstance(parent, cst.Attribute) and parent.value is cur):
+                return False
+            call = parents.get(parent)
+            if not (isinstance(call, cst.Call) and call.func is parent):
+                return False
+            meth = parent.attr.value
+            if meth in ("item", "tolist"):
+                return True
+            if torchapi.is_inplace_method(meth) or meth in ("backward", "register_hook", "retain_grad"):
+                return False
+            cur = call
+        return False
 
     def _call_effects(self, call: cst.Call, st: Step) -> None:
         self.calls.append((st, call))

@@ -17,6 +17,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis.callgraph import passed_arguments
+from gradfix.analysis.flags import call_takes_branch, guarding_flags
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
 from gradfix.analysis.names import dotted, qualname, target_names
@@ -434,6 +435,7 @@ class Probabilities:
     def __init__(self, index):
         self.index = index
         self._class_cache: dict[str, tuple[str, str] | None] = {}
+        self._guard_cache: dict[str, tuple] = {}   # class -> the flag tests its forward's softmax runs under
 
     def of(self, expr: cst.BaseExpression, flow: Flow | None, depth: int = 0) -> tuple[str, str] | None:
         """(kind, where) with kind "softmax" or "log_softmax", or None."""
@@ -454,7 +456,7 @@ class Probabilities:
                 return self._sequential_binding(expr.func, flow)
             if ctor is not None and ctor in index.module_classes:
                 found = self.class_output(ctor)
-                if found is not None:
+                if found is not None and self._takes_guarded_branch(ctor, expr) is True:
                     return found[0], f"{ctor}.forward ({found[1]})"
             if isinstance(expr.func, cst.Call):
                 return None
@@ -502,6 +504,7 @@ class Probabilities:
         if fwd is not None:
             flow = index.flow(fwd)
             kinds = []
+            guards = set()
             for node in walk(fwd.body):
                 if isinstance(node, cst.Return):
                     if node.value is None:
@@ -511,10 +514,40 @@ class Probabilities:
                     if found is None and isinstance(node.value, cst.Call):
                         found = self._self_sequential(index.classes[cname], node.value)
                     kinds.append(found)
+                    guards.add(self._guards(node, flow, fwd))
             if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:  # type: ignore[index]
                 result = kinds[0]
+                if len(guards) == 1:
+                    self._guard_cache[cname] = guards.pop()
+                else:
+                    result = None  # the returns run under different flags: what a call gets is not shown
         self._class_cache[cname] = result
         return result
+
+    def _guards(self, ret: cst.Return, flow: Flow, fwd: cst.FunctionDef) -> tuple:
+        """The flag tests (`if apply_softmax:`) of forward's parameters that the returned softmax runs under:
+        those around the `return` and around each assignment the returned name is read through."""
+        index = self.index
+        guards = set(guarding_flags(index, ret, fwd))
+        expr = ret.value
+        for _ in range(5):
+            if not isinstance(expr, cst.Name):
+                break
+            b = flow.load_binding.get(id(expr))
+            if b is None or b.step < 0 or not isinstance(b.value, cst.BaseExpression):
+                break
+            guards |= set(guarding_flags(index, b.value, fwd))
+            expr = b.value
+        return tuple(sorted(guards))
+
+    def _takes_guarded_branch(self, cname: str, call: cst.Call) -> bool | None:
+        """Whether `call` (an instance call of module class `cname`) runs forward's softmax: True when it is
+        unguarded or every flag it runs under is shown to hold at the call; False or None (unknown) otherwise."""
+        guards = self._guard_cache.get(cname, ())
+        if not guards:
+            return True
+        fwd = self.index.method(cname, "forward")
+        return call_takes_branch(call, fwd, guards, bound=True) if fwd is not None else None
 
     def _self_sequential(self, cls: cst.ClassDef, call: cst.Call) -> tuple[str, str] | None:
         func = call.func

@@ -27,6 +27,7 @@ from gradfix.analysis.loops import (
     TrainingLoop, backward_target, is_model_call, is_optimizer_step, training_loops,
 )
 from gradfix.analysis.names import chain_root, dotted, qualname
+from gradfix.analysis.numbers import bound_values, is_number
 from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
 from gradfix.analysis.expressions import (
@@ -314,6 +315,12 @@ class Iteration:
                 b = self.flow.load_binding.get(id(node)) if isinstance(node, cst.Name) else None
                 if b is not None and node.value in loss_names and b.no_grad:
                     how = "detach"  # the loss re-evaluated under no_grad carries no graph
+        st = self.flow.step_of.get(id(small))
+        if how == "tensor" and st is not None:
+            if st.no_grad:
+                how = "detach"  # added with grad off (`with torch.no_grad():`): autograd records nothing
+            elif is_number(self.index, value, bound_values(self.flow, st.index)):
+                how = "float"  # `acc += accuracy(out, y)` with a helper ending in `.item()`
         return total, how
 
     # -- facts -----------------------------------------------------------
