@@ -1,0 +1,112 @@
+"""Units the verifier can now build: constants made by the project's own pure helpers (pure_calls.py), constructor
+arguments from config classes whose fields all have defaults (configs.py). Each case asserts the verdict reached and
+that a rewrite that changes behaviour is still refused."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+
+import pytest
+
+from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import source as S
+
+pytest.importorskip("torch")
+
+
+def req(original: str, rewritten: str, *, path: str, root: str | None = None) -> VerifyRequest:
+    return VerifyRequest(path=path, original=textwrap.dedent(original), rewritten=textwrap.dedent(rewritten),
+                         rule="GF101", line=1, contract={"kind": "equal"}, project_root=root)
+
+
+def swap(src: str, old: str, new: str) -> str:
+    assert old in src, old
+    return src.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(jobs=2, timeout_s=20.0) as v:
+        yield v
+
+
+# --------------------------------------------------------------------------- constants from pure helpers
+
+CONSTANTS = '''
+from enum import Enum, EnumMeta
+
+
+class TextMeta(EnumMeta):
+    def __instancecheck__(cls, other):
+        return "enum" in str(type(other))
+
+
+class TextEnum(Enum, metaclass=TextMeta):
+    def __str__(self):
+        return self.value
+
+
+def choices(names):
+    """An enum whose members are the given names."""
+    return TextEnum("Choices", {n: n for n in names})
+
+
+def width_for(n, wide=False):
+    w = n * 2
+    if wide:
+        w = w * 2
+    return w
+
+
+def noisy(n):
+    print("building", n)
+    return n
+
+
+MODES = choices(["sum", "mean"])
+WIDTH = width_for(4, wide=True)
+LOGGED = noisy(3)
+'''
+
+
+def test_strip_runs_calls_to_pure_helpers_only():
+    tree = ast.parse(CONSTANTS + "\nSELF = open('x').read()\nVIA = choices(MODES.__doc__)\n")
+    st = S.strip_module(tree)
+    ns: dict = {}
+    exec(compile(st.tree, "<stripped>", "exec"), ns)
+    assert [m.value for m in ns["MODES"]] == ["sum", "mean"] and ns["WIDTH"] == 16
+    # `noisy` prints, `open` is no pure callable, `MODES.__doc__` is an attribute of an object: all stay dropped
+    assert "LOGGED" not in ns and "SELF" not in ns and "VIA" not in ns
+    assert {"LOGGED", "SELF", "VIA"} <= st.dropped_names
+
+
+def test_unit_importing_a_constant_built_by_a_project_helper(verifier, tmp_path):
+    """fairseq's form: the model's module imports a constant its package builds with `ChoiceEnum([...])`."""
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "constants.py").write_text(CONSTANTS)
+    src = """
+    import torch.nn as nn
+    from proj.constants import MODES, WIDTH
+
+    class Head(nn.Module):
+        def __init__(self, mode=MODES.sum):
+            super().__init__()
+            self.fc = nn.Linear(WIDTH, 4)
+            self.mode = mode
+
+        def forward(self, x):
+            y = self.fc(x).sigmoid()
+            y *= 2
+            return y.sum(-1) if self.mode == MODES.sum else y.mean(-1)
+    """
+    path = str(pkg / "head.py")
+    fixed = swap(src, "y *= 2", "y = y * 2")
+    changed = swap(fixed, "y = y * 2", "y = y * 3")
+    ok, wrong = verifier.verify_many([req(src, fixed, path=path, root=str(tmp_path)),
+                                      req(src, changed, path=path, root=str(tmp_path))])
+    # sigmoid saves its output, so the original's in-place *= breaks backward: the rewrite fixes the crash
+    assert ok.verdict == "fixes-crash", ok
+    assert wrong.verdict == "failed", wrong
