@@ -110,3 +110,43 @@ def test_unit_importing_a_constant_built_by_a_project_helper(verifier, tmp_path)
     # sigmoid saves its output, so the original's in-place *= breaks backward: the rewrite fixes the crash
     assert ok.verdict == "fixes-crash", ok
     assert wrong.verdict == "failed", wrong
+
+
+# --------------------------------------------------------------------------- a submodule whose dependency is missing
+
+BOARD = """
+import torch.nn as nn
+from torch.utils.tensorboard import SummaryWriter
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+        {init}
+
+    def forward(self, x):
+        f = self.fc(x).sigmoid()
+        f /= 2
+        return f
+"""
+
+
+def test_installed_submodule_needing_a_missing_package_is_stubbed(verifier, tmp_path):
+    """pytorch-book's form: `torch.utils.tensorboard` without tensorboard installed (stub_fallback.py)."""
+    import importlib.util
+
+    if importlib.util.find_spec("tensorboard") is not None:
+        pytest.skip("tensorboard is installed here: torch.utils.tensorboard imports for real")
+    plain = textwrap.dedent(BOARD).format(init="pass")
+    logs = textwrap.dedent(BOARD).format(init="self.log = SummaryWriter('runs')")
+    path = str(tmp_path / "net.py")
+    ok, wrong, used = verifier.verify_many([
+        req(plain, swap(plain, "f /= 2", "f = f / 2"), path=path),
+        req(plain, swap(plain, "f /= 2", "f = f / 3"), path=path),
+        req(logs, swap(logs, "f /= 2", "f = f / 2"), path=path),
+    ])
+    assert ok.verdict == "fixes-crash" and "Stubbed imports the unit does not use: tensorboard" in ok.detail, ok
+    assert wrong.verdict == "failed", wrong
+    # the constructor builds a SummaryWriter: the stub is touched, and the missing package is named
+    assert used.verdict == "untestable", used
+    assert "tensorboard (torch.utils.tensorboard.SummaryWriter)" in used.detail and "install tensorboard" in used.detail
