@@ -150,3 +150,50 @@ def test_installed_submodule_needing_a_missing_package_is_stubbed(verifier, tmp_
     # the constructor builds a SummaryWriter: the stub is touched, and the missing package is named
     assert used.verdict == "untestable", used
     assert "tensorboard (torch.utils.tensorboard.SummaryWriter)" in used.detail and "install tensorboard" in used.detail
+
+
+# --------------------------------------------------------------------------- constructor arguments from a call site
+
+SCRIPT = """
+import torch
+import torch.nn as nn
+
+NUM_FEATURES = 6
+NUM_CLASSES = 3
+
+
+class Classifier(nn.Module):
+    def __init__(self, num_features, num_classes, scale=1.0):
+        super().__init__()
+        self.fc = nn.Linear(num_features, num_classes)
+        self.scale = scale
+
+    def forward(self, x):
+        y = self.fc(x).sigmoid()
+        y *= self.scale
+        return y
+
+
+model = Classifier(NUM_FEATURES, num_classes=NUM_CLASSES, scale=len("ab"))
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+"""
+
+
+def test_constructor_arguments_from_a_call_in_the_file(verifier, tmp_path):
+    """rasbt's notebooks' form: the model is built once, at module level, from the file's constants."""
+    src = textwrap.dedent(SCRIPT)
+    fixed = swap(src, "y *= self.scale", "y = y * self.scale")
+    changed = swap(fixed, "y = y * self.scale", "y = y * self.scale + 1")
+    path = str(tmp_path / "train.py")
+    # no call whose arguments are constants: `Classifier(read_width(), 3)` needs a call the verifier does not run
+    opaque = swap(src, "Classifier(NUM_FEATURES, num_classes=NUM_CLASSES, scale=len(\"ab\"))",
+                  "Classifier(read_width(), 3)")
+    ok, wrong, none = verifier.verify_many([req(src, fixed, path=path), req(src, changed, path=path),
+                                            req(opaque, swap(opaque, "y *= self.scale", "y = y * self.scale"),
+                                                path=path)])
+    assert ok.verdict == "fixes-crash", ok  # sigmoid saves its output: the original's in-place *= breaks backward
+    assert "Classifier built as `Classifier(NUM_FEATURES, num_classes=NUM_CLASSES, scale=len('ab'))` (the call at " \
+           "line 21)" in ok.detail, ok
+    assert wrong.verdict == "failed", wrong
+    assert none.verdict == "untestable" and "constructor of Classifier needs arguments" in none.detail, none
+    assert "no call of Classifier in the file has arguments the verifier can evaluate" in none.detail

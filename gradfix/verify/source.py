@@ -281,6 +281,21 @@ def classify_module(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt], l
     return kept, computed, dropped
 
 
+def evaluable(tree: ast.Module):
+    """A test of expressions the verifier may evaluate in the loaded module: those a computed constant may be
+    (literals, the file's constants, pure builtins and the file's pure callables), e.g. a call site's arguments."""
+    bound = _module_bindings(tree)
+    _k, _c, _d, consts, modules = _classify(tree, bound, frozenset())
+    pure: frozenset = frozenset()
+    if any(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in tree.body):
+        from .pure_calls import pure_callables
+
+        pure = pure_callables(tree, bound, lambda n, local, p: _is_computed_constant(n, consts, modules, bound, p, local))
+        if pure:
+            _k, _c, _d, consts, modules = _classify(tree, bound, pure)
+    return lambda node: _is_computed_constant(node, consts, modules, bound, pure)
+
+
 def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     kept: list[ast.stmt] = []
     computed: list[ast.stmt] = []
