@@ -197,3 +197,49 @@ def test_constructor_arguments_from_a_call_in_the_file(verifier, tmp_path):
     assert wrong.verdict == "failed", wrong
     assert none.verdict == "untestable" and "constructor of Classifier needs arguments" in none.detail, none
     assert "no call of Classifier in the file has arguments the verifier can evaluate" in none.detail
+
+
+# --------------------------------------------------------------------------- a setup that only converts the model
+
+NOTEBOOK = """
+import torch
+import torch.nn as nn
+
+NUM_CLASSES = 3
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self, num_classes, hooked=False):
+        super().__init__()
+        self.fc = nn.Linear(5, num_classes)
+        if hooked:
+            self.register_forward_hook(lambda mod, inp, out: out * 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = Net(num_classes=NUM_CLASSES{hooked})
+model = model.to(DEVICE)
+x = torch.randn(2, 5)
+out = model.forward(x)
+"""
+
+
+def test_forward_call_receiver_built_by_the_files_own_call(verifier, tmp_path):
+    """rasbt's notebooks' form for GF305: the setup found is `model = model.to(DEVICE)`; the file's
+    `model = Net(num_classes=NUM_CLASSES)` runs first."""
+    contract = {"kind": "forward-call", "receiver": "model", "in_class": False, "call_old": "model.forward(x)",
+                "call_new": "model(x)", "setup": "model = model.to(DEVICE)"}
+    reqs = []
+    for hooked in ("", ", hooked=True"):
+        src = textwrap.dedent(NOTEBOOK).format(hooked=hooked)
+        reqs.append(VerifyRequest(path=str(tmp_path / "nb.py"), original=src,
+                                  rewritten=swap(src, "out = model.forward(x)", "out = model(x)"), rule="GF305",
+                                  line=24, contract=contract, project_root=None))
+    plain, hooked = verifier.verify_many(reqs)
+    assert plain.verdict == "equivalent", plain
+    assert "built by `model = Net(num_classes=NUM_CLASSES)` then `model = model.to(DEVICE)`" in plain.detail, plain
+    # the model's own hook doubles the output: calling the module changes what the script computes
+    assert hooked.verdict == "changes-behaviour", hooked

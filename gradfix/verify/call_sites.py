@@ -70,3 +70,30 @@ def constructor_args(tree: ast.Module, name: str, cls: type, mod: types.ModuleTy
             continue
         return args, kwargs, site
     return None
+
+
+def prior_build(tree: ast.Module, name: str) -> str | None:
+    """The first module-level `name = Cls(...)` of the file, `Cls` a class defined there and every argument one the
+    verifier may evaluate; for a setup that only converts the object (`model = model.to(DEVICE)`)."""
+    ok = S.evaluable(tree)
+    classes = {s.name for s in tree.body if isinstance(s, ast.ClassDef)}
+    for s in tree.body:
+        if not (isinstance(s, ast.Assign) and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)
+                and s.targets[0].id == name and isinstance(s.value, ast.Call)):
+            continue
+        call = s.value
+        if not (isinstance(call.func, ast.Name) and call.func.id in classes):
+            continue
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            continue
+        if all(ok(a) for a in call.args) and all(ok(k.value) for k in call.keywords):
+            return ast.unparse(s)
+    return None
+
+
+def reads(code: str, name: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
