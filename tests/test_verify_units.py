@@ -243,3 +243,21 @@ def test_forward_call_receiver_built_by_the_files_own_call(verifier, tmp_path):
     assert "built by `model = Net(num_classes=NUM_CLASSES)` then `model = model.to(DEVICE)`" in plain.detail, plain
     # the model's own hook doubles the output: calling the module changes what the script computes
     assert hooked.verdict == "changes-behaviour", hooked
+
+
+def test_name_missing_from_an_installed_module_is_stubbed(verifier, tmp_path):
+    """stylegan2's lpips form: `from skimage.measure import compare_ssim`, gone from the installed version; here a
+    name `torch.nn.functional` never had."""
+    src = textwrap.dedent(BOARD).format(init="pass").replace(
+        "from torch.utils.tensorboard import SummaryWriter", "from torch.nn.functional import gf_absent_ssim")
+    used = src.replace("f = self.fc(x).sigmoid()", "f = gf_absent_ssim(self.fc(x)).sigmoid()")
+    path = str(tmp_path / "net_ssim.py")
+    ok, wrong, touched = verifier.verify_many([
+        req(src, swap(src, "f /= 2", "f = f / 2"), path=path),
+        req(src, swap(src, "f /= 2", "f = f / 3"), path=path),
+        req(used, swap(used, "f /= 2", "f = f / 2"), path=path),
+    ])
+    assert ok.verdict == "fixes-crash", ok
+    assert "torch.nn.functional.gf_absent_ssim (not in the installed torch)" in ok.detail, ok
+    assert wrong.verdict == "failed", wrong
+    assert touched.verdict == "untestable" and "torch.nn.functional.gf_absent_ssim" in touched.detail, touched

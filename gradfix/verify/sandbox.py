@@ -121,7 +121,7 @@ STUB_CAUSE: dict[str, str] = {}  # submodule of an installed package, stubbed ->
 
 
 def _touch(name: str, how: str):
-    pkg = next((m for sub, m in STUB_CAUSE.items() if name.startswith(sub + ".")), name.split(".")[0])
+    pkg = next((m for sub, m in STUB_CAUSE.items() if name == sub or name.startswith(sub + ".")), name.split(".")[0])
     entry = f"{pkg} ({name})"
     if entry not in TOUCHED:
         TOUCHED.append(entry)
