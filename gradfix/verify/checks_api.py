@@ -893,6 +893,8 @@ def check_forward_call(ctx: Ctx) -> Outcome:
                 worst, where = d, f"{label} ({mode} mode)"
         compared.append(mode)
     built = setup.splitlines()[0]
+    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (call_sites.py)
+        built = f"{_ns['__gf_prior_build']}` then `{built}"
     if worst > ctx.tol:
         if hooks:
             return Outcome("changes-behaviour", f"`{recv}` (built by `{built}`) carries {plural(hooks, 'forward hook')}: "

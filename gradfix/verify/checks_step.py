@@ -46,6 +46,13 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
     ns = mod.__dict__
     ns["__gf_loss"] = lambda *outs: projected_loss(flatten(outs))
     with seeded(SEED_BUILD):
+        if model_name not in ns:  # `model = model.to(DEVICE)`: first the file's own build of it (call_sites.py)
+            from .call_sites import prior_build, reads
+
+            pre = prior_build(ctx.analysis.old_tree, model_name) if reads(setup, model_name) else None
+            if pre is not None:
+                exec(compile(pre, "<setup>", "exec"), ns)
+                ns["__gf_prior_build"] = pre
         exec(compile(setup, "<setup>", "exec"), ns)
     model = ns.get(model_name)
     if not isinstance(model, nn.Module):

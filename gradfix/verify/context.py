@@ -41,6 +41,7 @@ class Ctx:
     coverage: Any = None  # coverage.Hits: which changed statements ran
     required: dict = field(default_factory=dict)  # tag -> changed statements that must run
     _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
+    built_from: dict = field(default_factory=dict)  # unit -> call_sites.CallSite its constructor arguments came from
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -135,6 +136,8 @@ class Ctx:
         detail = o.detail.rstrip()
         if o.verdict == "untestable":  # nothing was checked, so no notes about how
             return Outcome(o.verdict, detail, o.unit)
+        for unit, site in self.built_from.items():
+            detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at line {site.line})."
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:

@@ -211,12 +211,31 @@ def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | Non
     if isinstance(obj, type) and issubclass(obj, nn.Module):
         req = required_params(obj.__init__, skip_first=True)
         if req:
-            raise Untestable(f"constructor of {name} needs arguments ({', '.join(req)}); " + fixture_hint(name))
+            args, kwargs = _call_site_args(ctx, name, obj, mod, req)
+            with seeded(SEED_BUILD):
+                return obj(*args, **kwargs), None
         with seeded(SEED_BUILD):
             return obj(), None
     if isinstance(obj, type):
         raise Untestable(f"class {name} is not an nn.Module, so there is no forward() to run; " + fixture_hint(name, "callable"))
     raise Untestable(f"function {name}: no call site to build its arguments from; " + fixture_hint(name, "function"))
+
+
+def _call_site_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: list[str]) -> tuple[tuple, dict]:
+    """The constructor arguments of a call of `name` in the original file (call_sites.py); both versions use the
+    call chosen for the first one built."""
+    from .call_sites import _eval, constructor_args
+
+    site = ctx.built_from.get(name)
+    if site is not None:
+        return tuple(_eval(a, mod) for a in site.args), {k: _eval(v, mod) for k, v in site.kwargs.items()}
+    found = constructor_args(ctx.analysis.old_tree, name, cls, mod)
+    if found is None:
+        raise Untestable(f"constructor of {name} needs arguments ({', '.join(req)}), and no call of {name} in the file "
+                         f"has arguments the verifier can evaluate (constants only); " + fixture_hint(name))
+    args, kwargs, site = found
+    ctx.built_from[name] = site
+    return args, kwargs
 
 
 def module_check(ctx: Ctx, name: str, scale: float | None = None) -> Outcome:

@@ -28,6 +28,7 @@ import sys
 import types
 
 from . import source as S
+from . import stub_fallback
 
 CONFIG_ENV = "GRADFIX_VERIFY_CONFIG"
 
@@ -116,10 +117,11 @@ class StubTouched(RuntimeError):
 TOUCHED: list[str] = []  # "pkg (pkg.attr)" for each stub the check touched
 STUBBED: set[str] = set()  # top-level packages replaced by a stub
 STUBBABLE: set[str] = set()  # top-level packages imported unguarded at module level
+STUB_CAUSE: dict[str, str] = {}  # submodule of an installed package, stubbed -> the missing package (stub_fallback)
 
 
 def _touch(name: str, how: str):
-    pkg = name.split(".")[0]
+    pkg = next((m for sub, m in STUB_CAUSE.items() if name == sub or name.startswith(sub + ".")), name.split(".")[0])
     entry = f"{pkg} ({name})"
     if entry not in TOUCHED:
         TOUCHED.append(entry)
@@ -227,6 +229,7 @@ class _StrippedLoader(importlib.machinery.SourceFileLoader):
         data = self.get_data(self.path)
         tree = ast.parse(data, self.path)
         STUBBABLE.update(unguarded_imports(tree))
+        stub_fallback.watch(tree)
         stripped = S.strip_module(tree)
         if stripped.dropped_count:
             DROPPED[fullname] = stripped.dropped_names
@@ -266,6 +269,7 @@ def install_import_hooks(paths: list[str], sources: list[str]) -> None:
     STUBBABLE.difference_update({"torch", "gradfix", "__future__"} | set(sys.builtin_module_names))
     STUBBABLE.difference_update(getattr(sys, "stdlib_module_names", ()))
     sys.meta_path.insert(0, LocalFinder(paths, exclude))
+    stub_fallback.install(sources)  # right after LocalFinder
     sys.meta_path.append(StubFinder())
 
 

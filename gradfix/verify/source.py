@@ -175,10 +175,12 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
     return count
 
 
-def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bound: dict[str, int]) -> bool:
+def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bound: dict[str, int],
+                          pure: frozenset = frozenset(), local0: frozenset = frozenset()) -> bool:
     """An expression over literals and earlier constants of the file: arithmetic, comparisons, indexing,
-    comprehensions, pure builtins (`len(char_list)`, `[c for c in chars]`) and `string`/`math` constants.
-    Evaluating it runs no code of the project and nothing with an effect outside the module."""
+    comprehensions, pure builtins (`len(char_list)`, `[c for c in chars]`), `string`/`math` constants and calls to
+    the file's `pure` callables (pure_calls.py). Evaluating it runs no code with an effect outside the module.
+    `local0`: names local to the enclosing pure function (its parameters and locals)."""
 
     def ok(n: ast.AST, local: frozenset[str]) -> bool:
         if isinstance(n, ast.Constant):
@@ -207,10 +209,11 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
             return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local
         if isinstance(n, ast.Call):
             f = n.func
-            pure = (isinstance(f, ast.Name) and f.id in PURE_BUILTINS and f.id not in bound and f.id not in local) or (
+            callee_ok = (isinstance(f, ast.Name) and f.id in PURE_BUILTINS and f.id not in bound and f.id not in local) or (
                 isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
-                and "math" in modules and f.value.id not in local)
-            return pure and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
+                and "math" in modules and f.value.id not in local) or (
+                isinstance(f, ast.Name) and f.id in pure and f.id not in local)
+            return callee_ok and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
                 k.arg is not None and ok(k.value, local) for k in n.keywords)
         if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
             inner = set(local)
@@ -227,10 +230,11 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
             return ok(n.elt, fin)
         return False
 
-    return ok(node, frozenset())
+    return ok(node, local0)
 
 
-def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str], bound: dict[str, int]) -> list[str] | None:
+def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str], bound: dict[str, int],
+                             pure: frozenset = frozenset()) -> list[str] | None:
     """The names a top-level `NAME = <computed constant>` binds, or None when it is not one."""
     if isinstance(stmt, ast.Assign):
         names = [_target_names(t) for t in stmt.targets]
@@ -241,7 +245,7 @@ def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str]
         flat = [stmt.target.id]
     else:
         return None
-    if not flat or not _is_computed_constant(stmt.value, consts, modules, bound):  # type: ignore[arg-type]
+    if not flat or not _is_computed_constant(stmt.value, consts, modules, bound, pure):  # type: ignore[arg-type]
         return None
     return flat
 
@@ -259,11 +263,43 @@ def _guarded(stmt: ast.stmt) -> ast.stmt:
 
 def classify_module(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt], list[ast.stmt]]:
     """(kept, computed, dropped) top-level statements, in order. `computed` are constants computed from
-    literals and earlier constants (see `_is_computed_constant`); they run too, guarded."""
+    literals and earlier constants (see `_is_computed_constant`), possibly by calls to the file's pure callables
+    (pure_calls.py); they run too, guarded."""
+    bound = _module_bindings(tree)
+    kept, computed, dropped, consts, modules = _classify(tree, bound, frozenset())
+    if not any(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in tree.body):
+        return kept, computed, dropped
+    from .pure_calls import pure_callables
+
+    def expr_ok(n: ast.AST, local: frozenset, pure: frozenset) -> bool:
+        return _is_computed_constant(n, consts, modules, bound, pure, local)
+
+    pure = pure_callables(tree, bound, expr_ok)
+    if not pure:
+        return kept, computed, dropped
+    kept, computed, dropped, _c, _m = _classify(tree, bound, pure)
+    return kept, computed, dropped
+
+
+def evaluable(tree: ast.Module):
+    """A test of expressions the verifier may evaluate in the loaded module: those a computed constant may be
+    (literals, the file's constants, pure builtins and the file's pure callables), e.g. a call site's arguments."""
+    bound = _module_bindings(tree)
+    _k, _c, _d, consts, modules = _classify(tree, bound, frozenset())
+    pure: frozenset = frozenset()
+    if any(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in tree.body):
+        from .pure_calls import pure_callables
+
+        pure = pure_callables(tree, bound, lambda n, local, p: _is_computed_constant(n, consts, modules, bound, p, local))
+        if pure:
+            _k, _c, _d, consts, modules = _classify(tree, bound, pure)
+    return lambda node: _is_computed_constant(node, consts, modules, bound, pure)
+
+
+def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     kept: list[ast.stmt] = []
     computed: list[ast.stmt] = []
     dropped: list[ast.stmt] = []
-    bound = _module_bindings(tree)
     consts: set[str] = set()
     modules: set[str] = set()
     for stmt in tree.body:
@@ -276,13 +312,13 @@ def classify_module(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt], l
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 consts |= _assigned_names(stmt)
             continue
-        names = _computed_constant_names(stmt, consts, modules, bound)
+        names = _computed_constant_names(stmt, consts, modules, bound, pure)
         if names is not None:
             computed.append(stmt)
             consts |= set(names)
         else:
             dropped.append(stmt)
-    return kept, computed, dropped
+    return kept, computed, dropped, consts, modules
 
 
 def strip_module(tree: ast.Module) -> Stripped:
