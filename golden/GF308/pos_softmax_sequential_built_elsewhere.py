@@ -1,7 +1,8 @@
 # GF308 positive: the softmax-terminated nn.Sequential reaches CrossEntropyLoss
 # through three wrappers beginner notebooks use: a layer list unpacked into
 # nn.Sequential(*layers), a factory function that returns the Sequential, and
-# torch.compile(model). Each trains on doubly-softmaxed scores.
+# torch.compile(model); also the factory's members kept in a list and trained in a loop
+# over it. Each trains on doubly-softmaxed scores.
 import torch
 import torch.nn as nn
 
@@ -41,3 +42,12 @@ for _ in range(2):
     opt.zero_grad()
     loss.backward()
     opt.step()
+
+# an ensemble: several members from the factory, each trained in a loop over the list
+members = [make_member(64, 4) for _ in range(3)]
+for net in members:
+    net_opt = torch.optim.Adam(net.parameters())
+    loss = criterion(net(x), y)
+    net_opt.zero_grad()
+    loss.backward()
+    net_opt.step()

@@ -491,6 +491,11 @@ class Probabilities:
         is an nn.Sequential (built there, or bound to a name first) ending in a softmax."""
         b = flow.load_binding.get(id(func))
         value = b.value if b is not None else None
+        if isinstance(value, cst.Name) and b.step >= 0 and isinstance(flow.steps[b.step].node, cst.For):
+            # `for model in models:` over `models = [build_model() for _ in range(k)]`
+            lb = flow.load_binding.get(id(value))
+            listed = lb.value if lb is not None else None
+            value = listed.elt if isinstance(listed, cst.ListComp) else None
         if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
             return None
         fn = self.index.functions.get(value.func.value)
