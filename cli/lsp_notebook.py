@@ -120,6 +120,7 @@ async def cell_analysis(ls, uri: str):
     located = [locate_finding(nb, f) for f in findings]
     own_errors = [e for e in (locate_error(nb, e) for e in errors)
                   if e.cell == number or (e.cell is None and cells and number == cells[0][0])]
+    own_errors += [e for e in nb.skipped_errors(path) if e.cell == number]
     return cls(uri, version, key, text, path, engine, config, [f for f in located if f.cell == number],
                own_errors, text.split("\n"), notebook=nb, cell=number, nb_uri=nbdoc.uri, nb_text=nb.text)
 

@@ -21,6 +21,11 @@ DEPRECATED = {
     "torch.cpu.amp.autocast": ("autocast", "cpu"),
     "torch.cpu.amp.autocast_mode.autocast": ("autocast", "cpu"),
 }
+# the autograd.Function decorators: torch.amp's take a keyword-only `device_type` (torch 2.13)
+DEPRECATED_DECORATORS = {
+    "torch.cuda.amp.custom_fwd": "custom_fwd", "torch.cuda.amp.autocast_mode.custom_fwd": "custom_fwd",
+    "torch.cuda.amp.custom_bwd": "custom_bwd", "torch.cuda.amp.autocast_mode.custom_bwd": "custom_bwd",
+}
 _LAST_NAMES = frozenset(q.rsplit(".", 1)[-1] for q in DEPRECATED) | {"autocast", "GradScaler"}
 # positional parameters of the deprecated autocast classes, in order (torch 2.13)
 AUTOCAST_POSITIONAL = ("enabled", "dtype", "cache_enabled")
@@ -42,7 +47,9 @@ class DeprecatedCudaAmp(Rule):
             "`TORCH_VERSION >= (2, 4)`, `hasattr(torch, \"amp\")`, or a module-level name assigned from one), after an "
             "`if <version test>: return ...`, in either branch of a `try`/`except (AttributeError, ImportError, "
             "TypeError)` (or a bare / `Exception` handler) whose other branch uses `torch.amp` / `torch.autocast`, "
-            "and a name that imports in the file bind both to the old and to the new class."
+            "and a name that imports in the file bind both to the old and to the new class. Also the "
+            "`torch.autograd.Function` decorators `@torch.cuda.amp.custom_fwd` / `@custom_bwd` (with or without "
+            "arguments), reported without a fix: the replacement is `@torch.amp.custom_fwd(device_type=\"cuda\")`."
         ),
         why=(
             "Each call emits `FutureWarning: torch.cuda.amp.GradScaler(args...) is deprecated` (torch 2.13) and the "
@@ -96,6 +103,28 @@ class DeprecatedCudaAmp(Rule):
                 continue  # the compatibility branch of a fallback: the old API on purpose
             api, device = DEPRECATED[q]
             yield self._finding(ctx, node, api, device)
+        yield from self._decorators(ctx)
+
+    def _decorators(self, ctx):
+        """`@torch.cuda.amp.custom_fwd`, `@custom_fwd(cast_inputs=torch.float32)`, `@custom_bwd` (detect only:
+        the verifier has no check of an autograd.Function's decorators yet)."""
+        index = ctx.index
+        for node in walk(index.module):
+            if not isinstance(node, cst.Decorator):
+                continue
+            expr = node.decorator
+            func = expr.func if isinstance(expr, cst.Call) else expr
+            if last_name(func) not in ("custom_fwd", "custom_bwd"):
+                continue
+            name = DEPRECATED_DECORATORS.get(qualname(func, index.imports) or "")
+            if name is None or ambiguous_import(index, func) or in_version_fallback(index, node):
+                continue
+            args = "" if not isinstance(expr, cst.Call) or not expr.args else ", ".join(
+                code_of(a).rstrip(", ") for a in expr.args) + ", "
+            new = f'torch.amp.{name}({args}device_type="cuda")'
+            yield ctx.finding(expr, f"`{shorten(code_of(expr))}` is deprecated (FutureWarning in torch 2.13); use "
+                                    f"`@{shorten(new)}`: the same decorator, current API (`device_type` is "
+                                    f"keyword-only and required there)")
 
     def _finding(self, ctx, call: cst.Call, api: str, device: str):
         old = code_of(call)

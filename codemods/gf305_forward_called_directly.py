@@ -35,7 +35,8 @@ class ForwardCalledDirectly(Rule):
             "checked file that shows it subclasses `nn.Module`; also wrapped: `weight_norm(nn.Linear(...))`, "
             "`spectral_norm(...)`, pruning), a parameter annotated as `nn.Module` (or a module class), an attribute "
             "`self.encoder` that its class assigns only from such constructors (a submodule of a module class, or "
-            "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`), "
+            "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`; also "
+            "element by element, `self.online, self.target = Net(), Net()`), "
             "`agent.net.forward(s)` for `agent = Agent()` of the file, and, from the call sites in the file, a "
             "parameter without annotation that every call of its function passes a module for (`def train(model, "
             "...)` called as `train(net, ...)` with `net = Net()`) and a plain object's `self._model` that its "
@@ -319,14 +320,17 @@ def _attribute_modules(index, cls: cst.ClassDef) -> dict[str, cst.CSTNode]:
                 continue
             for t in targets:
                 if isinstance(t, (cst.Tuple, cst.List)):
-                    attrs = [e.value for e in t.elements]
-                    value = None  # unpacked: not followed
+                    pairs = [(e.value, None) for e in t.elements]   # unpacked: not followed...
+                    if isinstance(value, (cst.Tuple, cst.List)) and len(value.elements) == len(t.elements) and \
+                            not any(isinstance(e, (cst.StarredElement,)) for e in (*t.elements, *value.elements)):
+                        # ...unless element by element: `self.online, self.target = Net(), Net()`
+                        pairs = [(e.value, v.value) for e, v in zip(t.elements, value.elements)]
                 else:
-                    attrs = [t]
-                for a in attrs:
+                    pairs = [(t, value)]
+                for a, v in pairs:
                     if isinstance(a, cst.Attribute) and isinstance(a.value, cst.Name) and a.value.value == "self":
-                        given = isinstance(value, cst.Name) and plain and annotated.get(value.value, False)
-                        values.setdefault(a.attr.value, []).append((value, given))
+                        given = isinstance(v, cst.Name) and plain and annotated.get(v.value, False)
+                        values.setdefault(a.attr.value, []).append((v, given))
     out: dict[str, cst.CSTNode] = {}
     for attr, vals in values.items():
         vals = [(v, given) for v, given in vals if not _is_none(v)]

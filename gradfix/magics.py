@@ -6,10 +6,19 @@ them, `?`/`??` help and autocall escapes are recognised only where a statement s
 the same indentation: `pass  # gradfix:magic 0`, continuation lines a comment. A cell
 magic whose body IPython runs as Python masks its first line only; any other makes the
 cell not Python.
+
+Automagic: a cell of one line such as `pip install torchviz` (no `%`) is the `%pip` magic
+in IPython, which turns a line whose first word names a line magic into that magic
+(`%automagic`, on by default), but only when the whole cell is that one line: checked with
+IPython 7.34 and 9.18, whose `transform_cell` applies these "dynamic" transforms to single-
+line cells only (leading blank lines dropped; a second line, even blank, turns them off).
+gradfix masks such a line only when it is not valid Python, because IPython also leaves it
+alone when a variable of that name exists, which gradfix cannot know.
 """
 
 from __future__ import annotations
 
+import ast
 import re
 
 from gradfix.diffing import split_lines
@@ -18,6 +27,17 @@ MAGIC_MARK = "# gradfix:magic "
 # cell magics whose body IPython runs as Python in the kernel's namespace; any other
 # (`%%bash`, `%%writefile`, `%%html`...) makes the whole cell not Python
 PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun", "debug", "python", "python3", "pypy"})
+# the line magics and aliases of IPython 9.18's shell on Linux (`%lsmagic`, `%alias`), plus
+# those ipykernel adds; the names automagic can turn a one-line cell into
+AUTOMAGICS = frozenset("""
+    alias alias_magic autoawait autocall automagic bookmark cat cd clear code_wrap colors conda config
+    connect_info cp debug dhist dirs doctest_mode ed edit env gui hist history killbgscripts ldir less lf lk ll
+    load load_ext loadpy logoff logon logstart logstate logstop ls lsmagic lx macro magic mamba man matplotlib
+    micromamba mkdir more mv notebook page pastebin pdb pdef pdoc pfile pinfo pinfo2 pip popd pprint precision
+    prun psearch psource pushd pwd pycat pylab qtconsole quickref recall rehashx reload_ext rep rerun reset
+    reset_selective rm rmdir run save sc set_env sx system tb time timeit unalias unload_ext uv who who_ls
+    whos xdel xmode""".split())
+_FIRST_WORD = re.compile(r"[ \t]*([A-Za-z_][\w.]*)")
 _MAGIC_ASSIGN = re.compile(r"[A-Za-z_][\w.]*(\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[%!]")
 PLACEHOLDER = re.compile(r"[ \t]*(?:pass  )?# gradfix:magic (\d+)\r?")
 
@@ -71,6 +91,22 @@ def _is_magic(code: str, closed: bool) -> bool:
     return bool(_MAGIC_ASSIGN.match(s))   # `files = !ls`, `t = %timeit -o f()`
 
 
+def _is_automagic(lines: list[str], start: int) -> bool:
+    """Whether the cell is one line (after leading blank ones) that IPython runs as a magic
+    without its `%` and that is not Python (see the module docstring)."""
+    rest = lines[start:]
+    if len(rest) != 1 or lines[start].endswith(("\\\n", "\\")):
+        return False
+    m = _FIRST_WORD.match(rest[0])
+    if m is None or m.group(1) not in AUTOMAGICS:
+        return False
+    try:
+        ast.parse(rest[0].strip())
+    except (SyntaxError, ValueError):
+        return True
+    return False
+
+
 def mask(source: str) -> tuple[list[str], list[str]] | None:
     """(lines of Python with placeholders, original text of each masked line), or None when
     the cell is not Python (a cell magic such as `%%bash`)."""
@@ -94,6 +130,10 @@ def mask(source: str) -> tuple[list[str], list[str]] | None:
         out.extend(lines[:start])
         hide(lines[start], True, "")
         first_python = start + 1
+    elif start is not None and _is_automagic(lines, start):
+        out.extend(lines[:start])
+        hide(lines[start], True, "")    # IPython drops a one-line cell's indent too
+        return out, masked
     state = {"depth": 0, "string": None, "continued": False}
     continuing_magic = False
     indent = ""

@@ -8,6 +8,11 @@ line count (`pass  # gradfix:magic 0`). After a fix, `split` cuts the text back 
 cells at the markers and puts the original magic lines back; a rewrite that moved or
 changed a marker or a placeholder cannot be mapped back and is refused.
 
+A code cell that is not valid Python even with its magics masked (a `<YOUR CODE>` blank in
+a course assignment, a half-written line) is left out of that text and reported as one
+error naming the notebook, the cell and the line in the cell; the other cells are still
+checked, as Jupyter would still run them. A skipped cell is never rewritten.
+
 Writing splices only the changed cells' `source` values into the file's own text (at
 the offsets `gradfix.jsonspans` finds), so outputs, execution counts, metadata, key
 order, indentation and the final newline stay as they were, byte for byte. nbformat
@@ -16,6 +21,7 @@ reads and validates; it never writes. The masking itself is `gradfix.magics`.
 
 from __future__ import annotations
 
+import ast
 import bisect
 import dataclasses
 import json
@@ -54,17 +60,26 @@ class Cell:
     masked: list[str]           # original text of each placeholder line
 
 
+@dataclass(frozen=True)
+class SkippedCell:
+    """A code cell left out of the module because it does not parse."""
+
+    number: int
+    line: int | None            # 1-based, in the cell
+    message: str
+
+
 class Notebook:
     """One .ipynb file (or an editor's notebook): `text` is the Python module the engine analyses."""
 
-    def __init__(self, file: SourceFile | None, raw_text: str, tree: Node | None, cells: list[Cell],
-                 path: str | None = None):
+    def __init__(self, file: SourceFile | None, raw_text: str, tree: Node | None,
+                 cells: tuple[list[Cell], list[SkippedCell]], path: str | None = None):
         self.file = file
         self.path = file.path if file is not None else path
         self.raw_text = raw_text
         self.tree = tree
-        self.cells = cells
-        self.text = "".join(f"{CELL_MARK}{c.number}\n{c.code}" for c in cells)
+        self.cells, self.skipped = cells
+        self.text = "".join(f"{CELL_MARK}{c.number}\n{c.code}" for c in self.cells)
         self._ascii = _uses_ascii_escapes(raw_text)
         self._marks_of: tuple[str, list] | None = None
 
@@ -89,7 +104,7 @@ class Notebook:
         if cells_node is None or cells_node.kind != "array":
             raise NotebookError("not a notebook: no \"cells\" list")
         if not _is_python(tree):
-            return cls(file, text, tree, [])
+            return cls(file, text, tree, ([], []))
         code_cells = []
         for number, node in enumerate(cells_node.items, start=1):
             kind = get(node, "cell_type")
@@ -104,6 +119,11 @@ class Notebook:
     def from_cells(cls, path: str, cells: list[tuple[int, str]]) -> "Notebook":
         """From an editor's code cells, (1-based number among all cells, text); no file to render."""
         return cls(None, "", None, _cells([(n, s, None) for n, s in cells]), path=path)
+
+    def skipped_errors(self, path: str) -> list[FileError]:
+        """One error per skipped cell, in cell coordinates, for `path` as shown."""
+        return [FileError(path, s.line, f"{s.message}; cell {s.number} not checked (the other cells were)",
+                          cell=s.number) for s in self.skipped]
 
     # -- positions -------------------------------------------------------------
     def locate(self, line: int, text: str | None = None) -> tuple[int | None, int]:
@@ -224,8 +244,9 @@ class Notebook:
         return "\n" + key_indent + unit, ",\n" + key_indent + unit, "\n" + key_indent
 
 
-def _cells(code_cells: list[tuple[int, str, Node | None]]) -> list[Cell]:
+def _cells(code_cells: list[tuple[int, str, Node | None]]) -> tuple[list[Cell], list[SkippedCell]]:
     cells: list[Cell] = []
+    skipped: list[SkippedCell] = []
     for number, source, node in code_cells:
         if CELL_MARK.strip() in source or MAGIC_MARK.strip() in source:
             raise NotebookError(f"cell {number} holds gradfix's own marker text ({CELL_MARK.strip()!r} "
@@ -237,8 +258,23 @@ def _cells(code_cells: list[tuple[int, str, Node | None]]) -> list[Cell]:
         code = "".join(lines)
         if code and not code.endswith("\n"):
             code += "\n"
+        problem = _syntax_error(code)
+        if problem is not None:
+            skipped.append(SkippedCell(number, *problem))
+            continue
         cells.append(Cell(number, source, node, code, originals))
-    return cells
+    return cells, skipped
+
+
+def _syntax_error(code: str) -> tuple[int | None, str] | None:
+    """(line in the cell, message) when the masked cell is not valid Python on its own."""
+    try:
+        ast.parse(code)
+    except SyntaxError as exc:
+        return exc.lineno, f"syntax error: {exc.msg}"
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, f"cannot parse: {exc}"
+    return None
 
 
 def _indent_unit(raw: str) -> str:

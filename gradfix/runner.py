@@ -81,6 +81,7 @@ def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_
                 from gradfix.notebook import Notebook
 
                 source = Notebook.read(path)
+                report.errors.extend(source.skipped_errors(shown))   # the other cells are still checked
             else:
                 source = SourceFile.read(path)
         except SourceError as exc:

@@ -91,12 +91,26 @@ def test_module_masks_every_magic_and_maps_back_unchanged():
     ('s = """\n!not a shell line\n%not a magic\n"""\n', []),
     ('q = """why?\n!still text\n"""\n', []),
     ("t = [1,\n  2] ; u = 3\n", []),
+    # automagic: a one-line cell whose first word is a line magic (IPython runs `%pip install torchviz`)
+    ("pip install torchviz\n", ["pip install torchviz"]),
+    ("\n  conda install -y scipy  # once", ["  conda install -y scipy  # once"]),
+    ("ls", []),                          # valid Python: IPython's magic only if no variable `ls` exists
+    ("pip = 3\n", []),
 ])
 def test_masking(source, masked):
     lines, originals = mask(source)
     assert originals == masked
     assert len(lines) == len(source.splitlines())
     ast.parse("".join(lines))
+
+
+@pytest.mark.parametrize("source", [
+    "pip install torchviz\nimport torch\n",     # two lines: IPython applies automagic to one-line cells only
+    "pip install torchviz\n\n",                 # even a blank second line turns it off (IPython 7.34, 9.18)
+    "pipx install torchviz\n",                  # not a magic's name
+])
+def test_automagic_only_where_ipython_applies_it(source):
+    assert mask(source)[1] == []
 
 
 def test_cells_that_are_not_python_are_left_out():
@@ -167,7 +181,18 @@ def test_syntax_error_is_reported_in_cell_coordinates(tmp_path):
     (tmp_path / "bad.ipynb").write_text(json.dumps(nb, indent=1))
     r = run(["check", "bad.ipynb"], tmp_path)
     assert r.exit_code == 3
-    assert "bad.ipynb:cell 5:5: error: syntax error: expected ':'" in r.stderr
+    assert "bad.ipynb:cell 5:5: error: syntax error: expected ':'; cell 5 not checked" in r.stderr
+    assert "bad.ipynb:cell 3:8:9: GF101" in r.stdout            # only the bad cell is skipped
+
+
+def test_a_skipped_cell_is_never_rewritten_and_the_others_are(tmp_path):
+    nb = json.loads(RAW)
+    nb["cells"][4]["source"].append("\n<YOUR CODE>\n")          # a course assignment's blank
+    text = json.dumps(nb, indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    (tmp_path / "todo.ipynb").write_text(text)
+    r = run(["apply", *NO_VERIFY, "todo.ipynb"], tmp_path)
+    assert "todo.ipynb:cell 5:12: error: syntax error: invalid syntax; cell 5 not checked" in r.stderr
+    assert (tmp_path / "todo.ipynb").read_bytes() == text.encode().replace(OLD_101, NEW_101)
 
 
 # -- check ---------------------------------------------------------------------------------

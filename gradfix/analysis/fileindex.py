@@ -274,6 +274,48 @@ class FileIndex:
             table[cname] = attrs
         return table
 
+    @cached_property
+    def output_saving_submodules(self) -> dict[str, frozenset[str]]:
+        """class name -> the attributes set in __init__ to a module that keeps its output for backward
+        (see `module_saves_output`): `self.body = nn.Sequential(nn.Conv2d(...), nn.ReLU())`."""
+        table: dict[str, frozenset[str]] = {}
+        for cname in self.module_classes:
+            attrs: set[str] = set()
+            for stmt in self.classes[cname].body.body:
+                if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                    for node in walk(stmt.body):
+                        if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                            target = node.targets[0].target
+                            if isinstance(target, cst.Attribute) and isinstance(target.value, cst.Name) \
+                                    and target.value.value == "self" and self.module_saves_output(node.value):
+                                attrs.add(target.attr.value)
+            table[cname] = frozenset(attrs)
+        return table
+
+    def module_saves_output(self, expr: cst.BaseExpression | None) -> bool:
+        """Whether the module `expr` builds keeps its output for backward, so that an in-place op on
+        what it returns breaks backward: `nn.ReLU()`, `nn.Sigmoid()`, `nn.LeakyReLU(inplace=True)`
+        (torchapi's tables), or an `nn.Sequential(...)` whose last layer is one."""
+        for _ in range(8):
+            while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
+                "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_",
+            ):
+                expr = expr.func.value
+            if not isinstance(expr, cst.Call):
+                return False
+            ctor = self.ctor_of(expr)
+            if ctor in torchapi.OUTPUT_SAVING_MODULES:
+                return True
+            if ctor in torchapi.INPLACE_OUTPUT_SAVING_MODULES:
+                return inplace_flag(expr, torchapi.INPLACE_OUTPUT_SAVING_MODULES[ctor])
+            if ctor != "torch.nn.Sequential" or not expr.args:
+                return False
+            last = expr.args[-1]
+            if last.star or last.keyword is not None:
+                return False
+            expr = last.value
+        return False
+
     def ctor_of(self, expr: cst.BaseExpression) -> str | None:
         """Qualified constructor name of `Ctor(...)`, seeing through `.cuda()`, `.to(...)`, `.train()`."""
         while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
@@ -447,3 +489,15 @@ class FileIndex:
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node)
+
+
+def inplace_flag(call: cst.Call, position: int) -> bool:
+    """`inplace=True`, or `True` at the `inplace` position (-1: the op is in place by name, `F.elu_`)."""
+    if position < 0:
+        return True
+    for i, a in enumerate(call.args):
+        if a.star:
+            return False
+        if (a.keyword is not None and a.keyword.value == "inplace") or (a.keyword is None and i == position):
+            return isinstance(a.value, cst.Name) and a.value.value == "True"
+    return False

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from gradfix.analysis import torchapi
+from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad, is_parameters_call
 from gradfix.analysis.tree import children, if_branches
@@ -739,8 +740,7 @@ class Flow:
             meth = func.attr.value
             if isinstance(recv, cst.Name) and recv.value == "self":
                 if self.class_name and self.class_name in self.index.module_classes:
-                    ctor = self.index.submodules.get(self.class_name, {}).get(meth)
-                    saved = ctor in torchapi.OUTPUT_SAVING_MODULES
+                    saved = meth in self.index.output_saving_submodules.get(self.class_name, ())
                     return Kind.TENSOR, None, saved, None, ""
                 return Kind.UNKNOWN, None, False, None, ""
             if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and recv.func.value == "super":
@@ -801,11 +801,14 @@ class Flow:
                               "torch.is_tensor", "torch.no_grad", "torch.enable_grad", "torch.inference_mode",
                               "torch.set_grad_enabled", "torch.autocast", "torch.load", "torch.save", "torch.numel",
                               "torch.get_default_dtype", "torch.dtype", "torch.compile"):
-            return Kind.TENSOR, None, q in torchapi.OUTPUT_SAVING_FUNCS, None, ""
+            saved = q in torchapi.OUTPUT_SAVING_FUNCS or (
+                q in torchapi.INPLACE_OUTPUT_SAVING_FUNCS and inplace_flag(call, torchapi.INPLACE_OUTPUT_SAVING_FUNCS[q]))
+            return Kind.TENSOR, None, saved, None, ""
         if isinstance(func, cst.Name):
             b = self.env.get(func.value)
             if b is not None and b.kind is Kind.MODULE:
-                return Kind.TENSOR, None, b.ctor in torchapi.OUTPUT_SAVING_MODULES, None, ""
+                saved = b.ctor in torchapi.OUTPUT_SAVING_MODULES or self.index.module_saves_output(b.value)
+                return Kind.TENSOR, None, saved, None, ""
         return Kind.UNKNOWN, None, False, None, ""
 
     def _derived_no_grad(self, value) -> bool:
