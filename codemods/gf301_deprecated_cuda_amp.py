@@ -87,8 +87,9 @@ class DeprecatedCudaAmp(Rule):
     )
 
     def may_match(self, facts) -> bool:
-        """Necessary (analysis/prepass.py): a call whose callee's last name is a deprecated API's (`_LAST_NAMES`)."""
-        return bool(facts.called & _LAST_NAMES)
+        """Necessary (analysis/prepass.py): a call whose callee's last name is a deprecated API's (`_LAST_NAMES`),
+        or the name of a deprecated decorator (`@torch.cuda.amp.custom_fwd` is not a call)."""
+        return bool(facts.called & _LAST_NAMES) or bool(facts.idents & {"custom_fwd", "custom_bwd"})
 
     def check(self, ctx):
         index = ctx.index
