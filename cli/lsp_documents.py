@@ -4,6 +4,7 @@ verification of fixes in the background. The protocol handlers are in cli/lsp.py
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import dataclasses
 import functools
@@ -211,14 +212,18 @@ class DocumentScheduler:
 
         if isinstance(a, lsp_notebook.CellAnalysis):
             return await lsp_notebook.cell_proposals(self, a)
+        return await self.proposals_of(a, a.text) or {}
+
+    async def proposals_of(self, a: Analysis, text: str) -> dict[tuple, str | None] | None:
+        """The fixes of `text` (the document, or a notebook's joined cells), computed once per version in the
+        slow executor; None when the version went stale first (the next request computes them again)."""
         if a.proposals is None:
             loop = asyncio.get_running_loop()
             wanted = functools.partial(self.is_current, a.uri, a.version)
-            a.proposals = loop.run_in_executor(self.slow, _proposals, a.engine, a.text, a.path, wanted)
+            a.proposals = loop.run_in_executor(self.slow, _proposals, a.engine, text, a.path, wanted)
         result = await asyncio.shield(a.proposals)
         if result is None:
             a.proposals = None
-            return {}
         return result
 
     def schedule(self, uri: str, delay: float) -> None:

@@ -17,14 +17,13 @@ rewrite stays inside the cell it is about); non-Python cells and cell magics suc
 from __future__ import annotations
 
 import asyncio
-import functools
 import logging
 from dataclasses import dataclass, field
 
 from lsprotocol import types as T
 from pygls.uris import to_fs_path
 
-from gradfix.cli.lsp import Analysis, _lint, _proposals, guarded
+from gradfix.cli.lsp import Analysis, _lint, guarded
 from gradfix.model import FileError, Span
 from gradfix.notebook import Notebook, NotebookError, locate_error, locate_finding
 
@@ -141,13 +140,8 @@ async def cell_proposals(ls, a) -> dict[tuple, str | None]:
     rewrite maps back to the notebook and changes this cell only."""
     if a.notebook is None:
         return {}
-    if a.proposals is None:
-        loop = asyncio.get_running_loop()
-        wanted = functools.partial(ls.is_current, a.uri, a.version)
-        a.proposals = loop.run_in_executor(ls.slow, _proposals, a.engine, a.nb_text, a.path, wanted)
-    result = await asyncio.shield(a.proposals)
+    result = await ls.proposals_of(a, a.nb_text)
     if result is None:
-        a.proposals = None
         return {}
     nb: Notebook = a.notebook
     out: dict[tuple, str | None] = {}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
@@ -51,16 +52,6 @@ _INPLACE_FUNCTIONAL_POSITION = {
 }
 
 
-def _inplace_flag(call: cst.Call, position: int) -> bool:
-    """`inplace=True`, or `True` at the constructor's `inplace` position."""
-    for i, a in enumerate(call.args):
-        if a.star:
-            return False
-        if (a.keyword is not None and a.keyword.value == "inplace") or (a.keyword is None and i == position):
-            return isinstance(a.value, cst.Name) and a.value.value == "True"
-    return False
-
-
 def _constructor_call(index, flow, func) -> cst.Call | None:
     """The one `Ctor(...)` call that built the module `func` names (`self.drop` in `__init__`, or a local)."""
     found: list = []
@@ -83,7 +74,7 @@ def _inplace_callee(index, flow, call: cst.Call) -> str | None:
     q = qualname(call.func, index.imports) or ""
     if q.startswith("torch.nn.functional."):
         name = q.rsplit(".", 1)[-1]
-        if name in _INPLACE_FUNCTIONAL_POSITION and _inplace_flag(call, _INPLACE_FUNCTIONAL_POSITION[name]):
+        if name in _INPLACE_FUNCTIONAL_POSITION and inplace_flag(call, _INPLACE_FUNCTIONAL_POSITION[name]):
             return f"`F.{name}(..., inplace=True)`"
         return None
     ctor_call = _constructor_call(index, flow, call.func)
@@ -91,7 +82,7 @@ def _inplace_callee(index, flow, call: cst.Call) -> str | None:
         return None
     ctor = index.ctor_of(ctor_call) or ""
     short = ctor.rsplit(".", 1)[-1]
-    if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and _inplace_flag(ctor_call, _INPLACE_POSITION[short]):
+    if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and inplace_flag(ctor_call, _INPLACE_POSITION[short]):
         return f"it is an nn.{short} built with inplace=True"
     return None
 
@@ -158,7 +149,7 @@ class InplaceOnActivation(Rule):
 
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): the flow's in-place ops are augmented assignments, item assignments and
-        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`_inplace_flag`)."""
+        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`)."""
         return facts.augassign or facts.subscript_store or facts.true_arg or any(
             is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
 
