@@ -153,4 +153,32 @@ def bound_values(flow, at: int):
     return names
 
 
-__all__ = ["is_number", "returns_number", "bound_values"]
+# torchmetrics classes whose value comes from thresholded or argmax'ed predictions (`is_differentiable = False`
+# in torchmetrics): their output never holds a graph, whatever the predictions they were given
+_NONDIFF_METRICS = frozenset(
+    pre + name
+    for pre in ("", "Binary", "Multiclass", "Multilabel")
+    for name in ("Accuracy", "F1Score", "FBetaScore", "Precision", "Recall", "Specificity", "StatScores",
+                 "ConfusionMatrix", "MatthewsCorrCoef", "CohenKappa", "JaccardIndex", "HammingDistance",
+                 "ExactMatch", "AUROC", "AveragePrecision")
+)
+_DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
+
+
+def is_metric_value(index, expr: cst.CSTNode, names) -> bool:
+    """`metric(pred, y)` where `metric` is surely bound to a non-differentiable torchmetrics metric
+    (`acc_fn = Accuracy(task="multiclass", num_classes=10).to(device)`): a tensor that holds no graph."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
+        return False
+    values = names(expr.func)
+    if not values or len(values) != 1 or not isinstance(values[0], cst.Call):
+        return False
+    ctor = values[0]
+    while isinstance(ctor.func, cst.Attribute) and ctor.func.attr.value in _DEVICE_MOVES and \
+            isinstance(ctor.func.value, cst.Call):
+        ctor = ctor.func.value   # `Accuracy(...).to(device)`
+    q = qualname(ctor.func, index.imports) or ""
+    return q.startswith("torchmetrics.") and q.rsplit(".", 1)[-1] in _NONDIFF_METRICS
+
+
+__all__ = ["is_number", "returns_number", "bound_values", "is_metric_value"]
