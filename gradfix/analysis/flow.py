@@ -565,7 +565,8 @@ class Flow:
                             self.classify(call.args[0].value)[0] in TENSORISH:
                         self._product_saves(func.value, call.args[0].value, meth in ("div", "divide"),
                                             st, _Why(call, "`{}` saved it"))
-            if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
+            if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args \
+                    and not self._module_ref(func.value):  # `torch.add(wx, b)` returns a new tensor
                 for arg in call.args:
                     root = self.alias_root(arg.value)
                     if root is not None:
@@ -625,6 +626,13 @@ class Flow:
         return None
 
     # -- classification --------------------------------------------------
+    def _module_ref(self, expr) -> bool:
+        """`torch`, `np`, `torch.linalg`: an imported module this scope does not rebind."""
+        if not self.index.imports.is_module(expr):
+            return False
+        root = (dotted(expr) or "").split(".")[0]
+        return not any(b.name == root for b in self.bindings)
+
     def alias_root(self, expr) -> tuple[Binding, str] | None:
         """The binding whose storage `expr` shares, and how, or None."""
         how = ""
