@@ -117,8 +117,11 @@ class InplaceOnActivation(Rule):
             "output (Linear, convolution, batch norm, a sum: the usual memory saving); a save by an op whose "
             "result goes only into `.item()`, `.tolist()`, `float()`/`int()`/`bool()` or a comparison, also "
             "through a few out-of-place methods (`while x.norm().item() > 1: x /= 2`): that node is never on a "
-            "path to the loss, so backward never reads what it saved; and, for the alias case, anything but an activation (a buffer, a batch or "
-            "the caller's tensor filled through a view is what the code means to do)."
+            "path to the loss, so backward never reads what it saved; for the alias case, anything but an activation (a buffer, a batch or "
+            "the caller's tensor filled through a view is what the code means to do), and an imported module "
+            "taken for a container: `torch.add(wx, b)` returns a new tensor, so `torch` never shares `b`'s storage "
+            "(a hand-written SGD step `b.data.sub_(lr * b.grad)` after backward is silent). An in-place op on a "
+            "leaf that requires grad (`w.add_(1)`) raises an error of its own, which this rule does not report."
         ),
         why=(
             "The in-place op bumps the tensor's version counter, so `backward()` raises `RuntimeError: one of "

@@ -14,6 +14,14 @@ def _short(code: str) -> str:
     return shorten(code, 60)
 
 
+def _other_paths(tl, paths: GradPaths) -> bool:
+    """Whether the loss still carries gradient from a module the step runs other than the ones it
+    counts as trained (`self.actor` next to `self.critic(s).detach()`): then backward() runs, and the
+    "only path" claim does not hold."""
+    others = paths.step_modules() - paths.trained
+    return bool(others) and GradPaths(tl, trained=others).carries(tl.loss)
+
+
 class GraphBreakInLoss(Rule):
     id = "GF307"
     name = "graph-break-in-loss"
@@ -34,7 +42,12 @@ class GraphBreakInLoss(Rule):
             "networks, teachers, EMA copies, the generator in a GAN's discriminator step: `D(fake.detach())`), "
             "anything under `torch.no_grad()`, straight-through estimators (`x + (y - x).detach()`, "
             "`y_hard - y_soft.detach() + y_soft`), stop-gradients inside a term that still carries gradient "
-            "(TD targets `mse(q, r + g * q_next.detach())`, SimSiam's `p1 * z2.detach()`), and `.item()` for logging."
+            "(TD targets `mse(q, r + g * q_next.detach())`, SimSiam's `p1 * z2.detach()`), `.item()` for logging, and "
+            "actor-critic / PPO updates whose critic value is cut from the actor's advantage on purpose "
+            "(`advantage = returns - values.detach()`, `(td_target - v).detach() * log_pi`): whenever the loss "
+            "still reaches another module the step runs (the actor, or anything whose `.parameters()` the file "
+            "hands an optimizer, but for target/EMA-named copies), backward runs, so the \"only path\" claim is "
+            "not made; the critic learns from its own loss."
         ),
         why=(
             "The cut value is a constant to autograd. When it was the only path, `backward()` raises `element 0 of "
@@ -64,6 +77,7 @@ class GraphBreakInLoss(Rule):
                 continue
             loss_carries = paths.carries(tl.loss)
             dead_terms = [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+            others: bool | None = None
             for _stmt, value in paths.loss_values():
                 for call, inner in paths.breaks_in(value):
                     if id(call) in seen or straight_through(call, index):
@@ -71,6 +85,10 @@ class GraphBreakInLoss(Rule):
                     in_dead_term = any(contains(t, call) for t in dead_terms)
                     if loss_carries and not in_dead_term:
                         continue
+                    if not loss_carries and others is None:
+                        others = _other_paths(tl, paths)
+                    if not loss_carries and others:
+                        continue  # actor-critic: the advantage is cut on purpose, the actor still reaches the loss
                     seen.add(id(call))
                     yield ctx.finding(call, self._message(ctx, paths, call, inner, loss_carries))
             # the model's forward returns the value already cut: `weights = weights.detach()` in forward,

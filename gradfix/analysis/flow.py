@@ -93,6 +93,30 @@ class DetachEvent:
     expr: cst.CSTNode            # the whole stored expression (t.detach().cpu())
 
 
+def _top_level_names(index) -> set[str]:
+    """Names the module body assigns (`queue = []` after `import queue` rebinds the module's name)."""
+    def compute() -> set[str]:
+        out: set[str] = set()
+        for stmt in index.module.body:
+            if isinstance(stmt, cst.SimpleStatementLine):
+                for small in stmt.body:
+                    if isinstance(small, cst.Assign):
+                        for t in small.targets:
+                            out.update(n.value for n in _names_in_target(t.target))
+                    elif isinstance(small, cst.AnnAssign):
+                        out.update(n.value for n in _names_in_target(small.target))
+        return out
+    return index.memo("flow.top_level_names", compute)
+
+
+def _names_in_target(target) -> list[cst.Name]:
+    if isinstance(target, cst.Name):
+        return [target]
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for el in target.elements for n in _names_in_target(el.value)]
+    return []
+
+
 def _maybe_alias(b: Binding) -> bool:
     """Whether the chain from `b` to its storage's root passes through a maybe-alias link."""
     seen = set()
@@ -565,7 +589,8 @@ class Flow:
                             self.classify(call.args[0].value)[0] in TENSORISH:
                         self._product_saves(func.value, call.args[0].value, meth in ("div", "divide"),
                                             st, _Why(call, "`{}` saved it"))
-            if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args:
+            if meth in ("append", "extend", "insert", "add", "update", "setdefault", "put") and call.args \
+                    and not self._module_ref(func.value):  # `torch.add(wx, b)` returns a new tensor
                 for arg in call.args:
                     root = self.alias_root(arg.value)
                     if root is not None:
@@ -625,6 +650,13 @@ class Flow:
         return None
 
     # -- classification --------------------------------------------------
+    def _module_ref(self, expr) -> bool:
+        """`torch`, `np`, `torch.linalg`: an imported module this scope does not rebind."""
+        if not self.index.imports.is_module(expr):
+            return False
+        root = (dotted(expr) or "").split(".")[0]
+        return not any(b.name == root for b in self.bindings) and root not in _top_level_names(self.index)
+
     def alias_root(self, expr) -> tuple[Binding, str] | None:
         """The binding whose storage `expr` shares, and how, or None."""
         how = ""

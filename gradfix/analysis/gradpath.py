@@ -44,13 +44,14 @@ def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
 class GradPaths:
     """Gradient-carrying names of one training step (up to its backward call)."""
 
-    def __init__(self, tl: TrainingLoop, data_breaks: bool = False):
+    def __init__(self, tl: TrainingLoop, data_breaks: bool = False, trained: set[str] | None = None):
+        """`trained`: ask about these modules instead of the ones the step's optimizer holds."""
         self.tl = tl
         self.data_breaks = data_breaks  # treat `x.data` as a cut too (GF104 asks what a term keeps without it)
         self.flow: Flow = tl.flow
         self.index = self.flow.index
         self.imports = self.index.imports
-        self.trained, self.trained_from = self._trained()
+        self.trained, self.trained_from = (set(trained), "given") if trained is not None else self._trained()
         # id(model call or `out["key"]` of the step) -> the cut in the model's forward that empties it
         self.forward_cuts: dict[int, tuple[cst.CSTNode, str, str]] = self._forward_cuts()
         self.preds: set[str] = set()
@@ -94,6 +95,22 @@ class GradPaths:
                     if name and not FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
                         names.add(name)
         return names, "the model called in this step"
+
+    def step_modules(self) -> set[str]:
+        """Every module this step may run with gradient: the trained ones, the step's model calls
+        and anything whose `.parameters()` the file reads (`Adam(self.actor.parameters())` in
+        `__init__`), but for those named like a frozen copy (target, teacher, ema, ...)."""
+        names = set(self.trained) | {n for n in parameter_owners(self.index)
+                                     if not FROZEN_NAMES.search(n.rsplit(".", 1)[-1])}
+        for st in self.tl.before_backward():
+            if st.no_grad or isinstance(st.node, cst.BaseCompoundStatement):
+                continue
+            for call in calls_in(st.node):
+                if is_model_call(call, self.flow):
+                    name = dotted(call.func)
+                    if name and not FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
+                        names.add(name)
+        return names
 
     def modules_optimized_by(self, opt: str) -> set[str]:
         """The modules whose `.parameters()` the optimizer `opt` (`opt`, `self.optimizer`) is built from,
@@ -250,6 +267,20 @@ class GradPaths:
                 else:
                     out.append(term)
         return out
+
+
+def parameter_owners(index) -> set[str]:
+    """Dotted names whose `.parameters()` / `.named_parameters()` the file reads anywhere."""
+    def compute() -> set[str]:
+        out: set[str] = set()
+        for call in calls_in(index.module):
+            func = call.func
+            if isinstance(func, cst.Attribute) and func.attr.value in ("parameters", "named_parameters"):
+                name = dotted(func.value)
+                if name:
+                    out.add(name)
+        return out
+    return index.memo("gradpath.parameter_owners", compute)
 
 
 _MODE_TEST = re.compile(r"training|eval|infer|export|predict|deploy|test", re.I)

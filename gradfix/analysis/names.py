@@ -54,6 +54,9 @@ class ImportMap:
         # every qualified name some import binds a local name to (the last one wins in `aliases`):
         # a name imported from two places is ambiguous without the import that reaches the use
         self.bindings: dict[str, set[str]] = {}
+        # local names an import binds to a module (`import torch`, `import numpy as np`, `from torch import nn`):
+        # a module is never a tensor's container or alias (`torch.add(wx, b)` returns a new tensor)
+        self.modules: set[str] = set()
         for node in _walk_imports(module):
             if isinstance(node, cst.Import):
                 for alias in node.names:
@@ -61,10 +64,12 @@ class ImportMap:
                     if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
                         self.aliases[alias.asname.name.value] = full
                         self.bindings.setdefault(alias.asname.name.value, set()).add(full)
+                        self.modules.add(alias.asname.name.value)
                     else:
                         root = full.split(".")[0]
                         self.aliases.setdefault(root, root)
                         self.bindings.setdefault(root, set()).add(root)
+                        self.modules.add(root)
             elif isinstance(node, cst.ImportFrom):
                 if isinstance(node.names, cst.ImportStar):
                     continue
@@ -86,6 +91,13 @@ class ImportMap:
                         local = alias.asname.name.value
                     self.aliases[local] = f"{base}.{name}"
                     self.bindings.setdefault(local, set()).add(f"{base}.{name}")
+                    if base.split(".")[0] in _LIBRARY_ROOTS:  # `from torch import nn`: the library's own names
+                        self.modules.add(local)
+
+    def is_module(self, expr: cst.BaseExpression) -> bool:
+        """Whether `expr` (`torch`, `np.random`, `F`) names an imported module or a library's attribute."""
+        name = dotted(expr)
+        return name is not None and name.split(".")[0] in self.modules
 
     def resolve(self, name: str) -> str:
         root, _, rest = name.partition(".")
@@ -93,6 +105,10 @@ class ImportMap:
         if full is None:
             return name
         return f"{full}.{rest}" if rest else full
+
+
+# libraries whose imported names are functions, classes or modules, never a user's container
+_LIBRARY_ROOTS = frozenset({"torch", "numpy", "math", "torchvision", "torchaudio"})
 
 
 def qualname(expr: cst.BaseExpression, imports: ImportMap) -> str | None:
