@@ -79,22 +79,13 @@ class GradPaths:
                         found |= self._param_owners(flow, b.value)
             if found:
                 return found, f"the modules `{opt}` optimizes"
-        names: set[str] = set()
         steps = [st for st in self.tl.before_backward() if not isinstance(st.node, cst.BaseCompoundStatement)]
         # only this backward's segment: a critic updated by an earlier backward() of the same iteration
         # (an actor-critic step) is not what this one trains
         earlier = [i for i, st in enumerate(steps) if calls_backward(st, self.flow)]
         if earlier:
             steps = steps[earlier[-1] + 1:]
-        for st in steps:
-            if st.no_grad:
-                continue
-            for call in calls_in(st.node):
-                if is_model_call(call, self.flow):
-                    name = dotted(call.func)
-                    if name and not FROZEN_NAMES.search(name.rsplit(".", 1)[-1]):
-                        names.add(name)
-        return names, "the model called in this step"
+        return self._model_calls(steps), "the model called in this step"
 
     def step_modules(self) -> set[str]:
         """Every module this step may run with gradient: the trained ones, the step's model calls
@@ -102,8 +93,14 @@ class GradPaths:
         `__init__`), but for those named like a frozen copy (target, teacher, ema, ...)."""
         names = set(self.trained) | {n for n in parameter_owners(self.index)
                                      if not FROZEN_NAMES.search(n.rsplit(".", 1)[-1])}
-        for st in self.tl.before_backward():
-            if st.no_grad or isinstance(st.node, cst.BaseCompoundStatement):
+        simple = [st for st in self.tl.before_backward() if not isinstance(st.node, cst.BaseCompoundStatement)]
+        return names | self._model_calls(simple)
+
+    def _model_calls(self, steps) -> set[str]:
+        """The models called with grad on in `steps`, but for those named like a frozen copy."""
+        names = set()
+        for st in steps:
+            if st.no_grad:
                 continue
             for call in calls_in(st.node):
                 if is_model_call(call, self.flow):

@@ -155,27 +155,23 @@ def compare_runs(o: Run, n: Run, mode: str, scale: float | None = None) -> list[
                 else:
                     add(rel_diff(a, b), f"output {i}")
     s = 1.0 if scale is None else scale
-    for name in list(o.grads) + [k for k in n.grads if k not in o.grads]:
-        a, b = o.grads.get(name), n.grads.get(name)
-        if name not in o.grads or name not in n.grads:
-            out.append((math.inf, f"parameter {name} exists in only one version {where}".strip()))
-        elif a is None and b is None:
-            continue
-        elif a is None or b is None:
-            add(math.inf, "", f"grad of {name} is {'None' if a is None else 'a tensor'} in the original "
-                f"but {'None' if b is None else 'a tensor'} in the rewrite")
-        else:
-            add(rel_diff(a * s, b), f"grad of {name}")
-    multi = len(o.input_grads) > 1
-    for i, (a, b) in enumerate(zip(o.input_grads, n.input_grads)):
-        label = f"input {i} grad" if multi else "input grad"
+    def grads(label: str, a, b) -> None:
         if a is None and b is None:
-            continue
+            return
         if a is None or b is None:
             add(math.inf, "", f"{label} is {'None' if a is None else 'a tensor'} in the original "
                 f"but {'None' if b is None else 'a tensor'} in the rewrite")
         else:
             add(rel_diff(a * s, b), label)
+
+    for name in list(o.grads) + [k for k in n.grads if k not in o.grads]:
+        if name not in o.grads or name not in n.grads:
+            out.append((math.inf, f"parameter {name} exists in only one version {where}".strip()))
+        else:
+            grads(f"grad of {name}", o.grads[name], n.grads[name])
+    multi = len(o.input_grads) > 1
+    for i, (a, b) in enumerate(zip(o.input_grads, n.input_grads)):
+        grads(f"input {i} grad" if multi else "input grad", a, b)
     for name in set(o.buffers) | set(n.buffers):
         if name not in o.buffers or name not in n.buffers:
             out.append((math.inf, f"buffer {name} exists in only one version {where}".strip()))

@@ -536,20 +536,19 @@ def compile_block(stmts: list[ast.stmt], name: str):
 def build(ns: dict, step: Step) -> None:
     """Run the setup (module level) and the enclosing loops' preamble in the loaded module's namespace."""
     with seeded(SEED_BUILD):
-        for s in step.setup:
-            try:
-                exec(compile_block([s], "<script setup>"), ns)
-            except Exception as e:  # noqa: BLE001
-                raise Untestable(f"the script's setup statement at line {s.lineno} (`{ast.unparse(s)[:80]}`) raises "
-                                 f"{fmt_exc(e)}") from e
+        _run_each(ns, step.setup, "<script setup>", "the script's setup statement at line {line} (`{code}`)")
         for n in step.outer_names:
             ns[n] = 0
-        for s in step.preamble:
-            try:
-                exec(compile_block([s], "<loop preamble>"), ns)
-            except Exception as e:  # noqa: BLE001
-                raise Untestable(f"the statement at line {s.lineno} (`{ast.unparse(s)[:80]}`), which the step needs, "
-                                 f"raises {fmt_exc(e)}") from e
+        _run_each(ns, step.preamble, "<loop preamble>", "the statement at line {line} (`{code}`), which the step needs,")
+
+
+def _run_each(ns: dict, stmts, filename: str, what: str) -> None:
+    """Run statements one by one, so that the one that raises is the one named."""
+    for s in stmts:
+        try:
+            exec(compile_block([s], filename), ns)
+        except Exception as e:  # noqa: BLE001
+            raise Untestable(f"{what.format(line=s.lineno, code=ast.unparse(s)[:80])} raises {fmt_exc(e)}") from e
 
 
 def bind_batch(ns: dict, step: Step, batch: Any) -> None:
