@@ -261,3 +261,60 @@ def test_name_missing_from_an_installed_module_is_stubbed(verifier, tmp_path):
     assert "torch.nn.functional.gf_absent_ssim (not in the installed torch)" in ok.detail, ok
     assert wrong.verdict == "failed", wrong
     assert touched.verdict == "untestable" and "torch.nn.functional.gf_absent_ssim" in touched.detail, touched
+
+
+# --------------------------------------------------------------------------- the import-fallback idiom
+
+FALLBACK = """
+import torch
+try:
+    from a_package_nobody_installed.parallel import ShardedWrapper as Base
+    HAS_SHARDED = True
+except ImportError:
+    Base = torch.nn.Module
+    HAS_SHARDED = False
+try:
+    from another_missing_package import helper
+except ImportError:
+    helper = make_helper()  # a call: not an alias, the statement stays dropped
+
+
+class Wrapper(Base):
+    pass
+"""
+
+
+def test_strip_keeps_an_import_fallback_to_an_attribute_of_an_import():
+    """fairseq's form: `except ImportError: FSDP = torch.nn.Module`, then `class X(FSDP)`."""
+    st = S.strip_module(ast.parse(FALLBACK))
+    ns: dict = {}
+    exec(compile(st.tree, "<stripped>", "exec"), ns)
+    import torch
+
+    assert ns["Base"] is torch.nn.Module and ns["HAS_SHARDED"] is False and issubclass(ns["Wrapper"], torch.nn.Module)
+    assert "helper" not in ns and "helper" in st.dropped_names
+
+
+def test_unit_whose_base_class_comes_from_an_import_fallback(verifier, tmp_path):
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "wrap.py").write_text(FALLBACK)
+    src = """
+    import torch.nn as nn
+    from proj.wrap import Wrapper
+
+    class Head(Wrapper):
+        def __init__(self):
+            super().__init__()
+            self.fc = nn.Linear(4, 4)
+
+        def forward(self, x):
+            y = self.fc(x).sigmoid()
+            y *= 2
+            return y.sum(-1)
+    """
+    path = str(pkg / "head.py")
+    fixed = swap(src, "y *= 2", "y = y * 2")
+    (res,) = verifier.verify_many([req(src, fixed, path=path, root=str(tmp_path))])
+    assert res.verdict == "fixes-crash", res

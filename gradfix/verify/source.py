@@ -250,6 +250,27 @@ def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str]
     return flat
 
 
+def _is_import_alias(stmt: ast.stmt, imported: set[str]) -> bool:
+    """`FSDP = torch.nn.Module`: a name bound to an attribute of an imported name, which runs no code."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    v = stmt.value
+    while isinstance(v, ast.Attribute):
+        v = v.value
+    return isinstance(v, ast.Name) and v.id in imported
+
+
+def _is_import_fallback(stmt: ast.stmt, imported: set[str]) -> bool:
+    """`try: from fairscale... import FSDP / except ImportError: FSDP = torch.nn.Module`: the import-fallback
+    idiom, whose parts are kept statements or aliases of imported names. It runs guarded, like a computed
+    constant, so a fallback that raises leaves its names unset instead of making the file unloadable."""
+    if not isinstance(stmt, ast.Try):
+        return False
+    parts = stmt.body + stmt.orelse + stmt.finalbody + [s for h in stmt.handlers for s in h.body]
+    return all(is_kept(s) or _is_import_alias(s, imported) for s in parts) and any(
+        _is_import_alias(s, imported) for s in parts)
+
+
 def _guarded(stmt: ast.stmt) -> ast.stmt:
     """`try: stmt / except Exception: pass`: a computed constant that raises leaves its name unset (as when
     it was not run) instead of making the whole file unloadable."""
@@ -302,7 +323,11 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     dropped: list[ast.stmt] = []
     consts: set[str] = set()
     modules: set[str] = set()
+    imported: set[str] = set()
     for stmt in tree.body:
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try)):
+            imported |= {n for s in ast.walk(stmt) if isinstance(s, (ast.Import, ast.ImportFrom))
+                         for n in _assigned_names(s)}
         if is_kept(stmt):
             kept.append(stmt)
             if isinstance(stmt, ast.Import):
@@ -313,6 +338,8 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 consts |= _assigned_names(stmt)
             continue
         names = _computed_constant_names(stmt, consts, modules, bound, pure)
+        if names is None and _is_import_fallback(stmt, imported):
+            names = sorted(_assigned_names(stmt))
         if names is not None:
             computed.append(stmt)
             consts |= set(names)
