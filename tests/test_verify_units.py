@@ -318,3 +318,46 @@ def test_unit_whose_base_class_comes_from_an_import_fallback(verifier, tmp_path)
     fixed = swap(src, "y *= 2", "y = y * 2")
     (res,) = verifier.verify_many([req(src, fixed, path=path, root=str(tmp_path))])
     assert res.verdict == "fixes-crash", res
+
+
+# --------------------------------------------------------------------------- a file that registers itself at load
+
+REGISTERING = """
+import torch.nn as nn
+from proj.registry import register
+
+@register("gru_like")
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x):
+        y = self.fc(x).sigmoid()
+        y *= 2
+        return y.sum(-1)
+"""
+
+REGISTRY = """
+NAMES = {}
+
+def register(name):
+    def deco(cls):
+        if name in NAMES:
+            raise ValueError(f"Cannot register duplicate name ({name})")
+        NAMES[name] = cls
+        return cls
+    return deco
+"""
+
+
+def test_a_file_that_cannot_load_twice_is_untestable_not_failed(verifier, tmp_path):
+    """fairseq's `@register_model_architecture`: the second load raises whatever the rewrite changed."""
+    pkg = tmp_path / "proj"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "registry.py").write_text(REGISTRY)
+    path = str(pkg / "net.py")
+    fixed = swap(REGISTERING, "y *= 2", "y = y * 2")
+    (res,) = verifier.verify_many([req(REGISTERING, fixed, path=path, root=str(tmp_path))])
+    assert res.verdict == "untestable" and "cannot be loaded twice" in res.detail, res

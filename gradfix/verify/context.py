@@ -71,6 +71,7 @@ class Ctx:
             if isinstance(e, KeyboardInterrupt):
                 raise
             if tag == "new":
+                self._second_load_of_original(e)
                 raise FailedCheck(f"new version raises {fmt_exc(e)} when the rewritten module is loaded")
             which = "original" if tag == "old" else "rewritten"
             hint = ""
@@ -88,6 +89,23 @@ class Ctx:
                     "local modules resolve"
                 )
             raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
+
+    def _second_load_of_original(self, err: BaseException) -> None:
+        """The rewrite is loaded after the original, in the same process. A file that registers itself at load
+        (`@register_model("name")`, a registry that refuses duplicates) raises then whatever the rewrite changed:
+        if the original raises too when loaded a second time, the failure says nothing about the rewrite."""
+        try:
+            with seeded(SEED_BUILD):
+                exec_module(self.stripped["old"].tree, "old", self.req.path,
+                            package_of(self.req.path, self.req.project_root))
+        except BaseException as again:  # noqa: BLE001
+            if isinstance(again, KeyboardInterrupt):
+                raise
+            raise Untestable(
+                f"the file cannot be loaded twice in one process: loading the original a second time raises "
+                f"{fmt_exc(again)} (module-level state such as a registry), so the rewrite ({fmt_exc(err)} when "
+                f"loaded after it) could not be compared with it"
+            ) from None
 
     def fixtures(self) -> list:
         """The fixture files from the checked file's folder up to the project root, nearest first."""
