@@ -361,3 +361,21 @@ def test_a_file_that_cannot_load_twice_is_untestable_not_failed(verifier, tmp_pa
     fixed = swap(REGISTERING, "y *= 2", "y = y * 2")
     (res,) = verifier.verify_many([req(REGISTERING, fixed, path=path, root=str(tmp_path))])
     assert res.verdict == "untestable" and "cannot be loaded twice" in res.detail, res
+
+
+def test_strip_keeps_a_named_tuple_made_from_type_expressions():
+    """fairseq's `EncoderOut = NamedTuple("EncoderOut", [("encoder_out", Tensor), ...])`, imported by its tests."""
+    src = textwrap.dedent("""
+        from collections import namedtuple
+        from typing import List, NamedTuple, Optional
+        from torch import Tensor
+
+        Out = NamedTuple("Out", [("x", Tensor), ("mask", Optional[Tensor]), ("states", Optional[List[Tensor]])])
+        Pair = namedtuple("Pair", ["a", "b"], defaults=[None, None])
+        Mixed = NamedTuple("Mixed", [("x", compute_type())])
+    """)
+    st = S.strip_module(ast.parse(src))
+    ns: dict = {}
+    exec(compile(st.tree, "<stripped>", "exec"), ns)
+    assert ns["Out"]._fields == ("x", "mask", "states") and ns["Pair"]()._asdict() == {"a": None, "b": None}
+    assert "Mixed" not in ns and "Mixed" in st.dropped_names

@@ -260,6 +260,36 @@ def _is_import_alias(stmt: ast.stmt, imported: set[str]) -> bool:
     return isinstance(v, ast.Name) and v.id in imported
 
 
+TYPE_FACTORY_MODULES = frozenset({"typing", "typing_extensions", "collections"})
+TYPE_FACTORIES = frozenset({"NamedTuple", "namedtuple", "TypedDict", "TypeVar", "NewType"})
+
+
+def _is_type_expr(n: ast.AST, imported: set[str]) -> bool:
+    """Literals and imported names, indexed or dotted (`Optional[List[Tensor]]`, `torch.Tensor`)."""
+    if isinstance(n, ast.Constant):
+        return True
+    if isinstance(n, ast.Name):
+        return n.id in imported
+    if isinstance(n, ast.Attribute):
+        return _is_type_expr(n.value, imported)
+    if isinstance(n, ast.Subscript):
+        return _is_type_expr(n.value, imported) and _is_type_expr(n.slice, imported)
+    if isinstance(n, (ast.Tuple, ast.List)):
+        return all(_is_type_expr(e, imported) for e in n.elts)
+    return False
+
+
+def _is_type_factory(stmt: ast.stmt, imported: set[str], typing_names: set[str]) -> bool:
+    """`EncoderOut = NamedTuple("EncoderOut", [("out", Tensor), ...])`: a class made from a name and type
+    expressions; making it runs no code of the project's."""
+    if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+        return False
+    call = stmt.value
+    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in typing_names
+            and all(not isinstance(a, ast.Starred) and _is_type_expr(a, imported) for a in call.args)
+            and all(k.arg is not None and _is_type_expr(k.value, imported) for k in call.keywords))
+
+
 def _is_import_fallback(stmt: ast.stmt, imported: set[str]) -> bool:
     """`try: from fairscale... import FSDP / except ImportError: FSDP = torch.nn.Module`: the import-fallback
     idiom, whose parts are kept statements or aliases of imported names. It runs guarded, like a computed
@@ -324,7 +354,10 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     consts: set[str] = set()
     modules: set[str] = set()
     imported: set[str] = set()
+    typing_names: set[str] = set()  # names imported from typing / collections (`NamedTuple`, `namedtuple`)
     for stmt in tree.body:
+        if isinstance(stmt, ast.ImportFrom) and stmt.module in TYPE_FACTORY_MODULES:
+            typing_names |= {a.asname or a.name for a in stmt.names if a.name in TYPE_FACTORIES}
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try)):
             imported |= {n for s in ast.walk(stmt) if isinstance(s, (ast.Import, ast.ImportFrom))
                          for n in _assigned_names(s)}
@@ -338,7 +371,7 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 consts |= _assigned_names(stmt)
             continue
         names = _computed_constant_names(stmt, consts, modules, bound, pure)
-        if names is None and _is_import_fallback(stmt, imported):
+        if names is None and (_is_import_fallback(stmt, imported) or _is_type_factory(stmt, imported, typing_names)):
             names = sorted(_assigned_names(stmt))
         if names is not None:
             computed.append(stmt)
