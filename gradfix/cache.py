@@ -56,6 +56,15 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def digest(*parts: str) -> str:
+    """sha256 of the parts (each ended by a NUL): cache keys and content hashes."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 class Cache:
     """Findings and errors per key; `get` misses on anything unreadable rather than fail."""
 
@@ -65,30 +74,41 @@ class Cache:
         self.misses = 0
 
     def key(self, path: str, text: str, rules: str, facts: str) -> str:
-        h = hashlib.sha256()
-        for part in (path, rules, facts, text):
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
-        return h.hexdigest()
+        return digest(path, rules, facts, text)
 
     def _file(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key[2:] + ".json")
 
     def get(self, key: str) -> tuple[list[Finding], list[FileError]] | None:
+        data = self.get_record(key)
         try:
-            with open(self._file(key), encoding="utf-8") as fh:
-                data = json.load(fh)
+            if data is None:
+                raise KeyError(key)
             result = ([Finding.from_record(f) for f in data["findings"]],
                       [FileError.from_record(e) for e in data["errors"]])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             self.misses += 1
             return None
         self.hits += 1
         return result
 
     def put(self, key: str, findings: list[Finding], errors: list[FileError]) -> None:
+        self.put_record(key, {"findings": [f.to_record() for f in findings], "errors": [e.to_record() for e in errors]})
+
+    def get_record(self, key: str) -> dict | None:
+        """A stored JSON object (None: absent or unreadable). Other entry kinds than results
+        (gradfix/projectcache.py: file summaries, a run's project facts) share the folder under
+        keys of their own prefix."""
+        try:
+            with open(self._file(key), encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put_record(self, key: str, record: dict) -> None:
         target = self._file(key)
-        data = json.dumps({"findings": [f.to_record() for f in findings], "errors": [e.to_record() for e in errors]})
+        data = json.dumps(record)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             self._mark_ignored()
