@@ -29,14 +29,17 @@ CACHE_DIR = ".gradfix_cache"
 def code_fingerprint() -> str:
     """gradfix's version and its own source files (name, size, mtime): a development checkout
     that changes a rule without a new version number must not read stale results."""
-    import gradfix.cli
-    import gradfix.codemods
+    from importlib.util import find_spec
 
     h = hashlib.sha256(__version__.encode())
     package = os.path.dirname(os.path.abspath(__file__))
     # codemods/ and cli/ sit beside the package in a checkout (installed as gradfix.codemods and
-    # gradfix.cli): take their folders from the modules, not from the package's path
-    roots = [package] + [os.path.dirname(os.path.abspath(m.__file__)) for m in (gradfix.codemods, gradfix.cli)]
+    # gradfix.cli): take their folders from the import system, without importing them (the
+    # rules load libcst, which a warm run does without)
+    roots = [package]
+    for name in ("gradfix.codemods", "gradfix.cli"):
+        spec = find_spec(name)
+        roots += list(spec.submodule_search_locations or ()) if spec is not None else []
     seen = set()
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True):

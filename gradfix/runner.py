@@ -11,15 +11,17 @@ import errno
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from gradfix.config import Config
 from gradfix.diffing import display_path
 from gradfix.discovery import discover
-from gradfix.engine import Decide, Engine, FixResult
 from gradfix.model import FileError, Finding
 from gradfix.parallel import lint_many, uses_pool
 from gradfix.sourcefile import ConcurrentModification, SourceError, SourceFile
+
+if TYPE_CHECKING:   # a warm `check` whose results all come from the cache loads no engine (libcst)
+    from gradfix.engine import Decide, Engine, FixResult
 
 # Notebooks (gradfix.notebook) are read as a Notebook whose `text` is the module the engine
 # sees; their findings, changes and errors are mapped to cell coordinates here, and their
@@ -157,6 +159,8 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
         project.save()                  # the run's facts, for the next run over these files
         if todo:
             project.load()              # once, before a pool forks
+    if todo and hasattr(engine, "materialise"):
+        engine = engine.materialise()   # gradfix/warmstart.py: the rules are loaded only now
     fresh = lint_many(engine, [(sources[i][0], sources[i][1].text) for i in todo], jobs,
                       progress.advance if progress is not None else None)
     for i, result in zip(todo, fresh):
@@ -183,6 +187,8 @@ def fix_paths(
     A first pass lints every file (cached, in parallel); only files with a fixable finding are
     parsed again to build and verify their fixes. Standard input is never written: the caller
     prints its fixed text."""
+    from gradfix.engine import FixResult
+
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
     if cache is None and not uses_pool([(s, src.text) for s, src in sources], jobs):
