@@ -446,7 +446,8 @@ def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser
         project.load_folder(os.path.dirname(os.path.abspath(path)))
         pending = _flush_pending(project, keep=os.path.abspath(path))
         if scopes.key is not None and scopes.key[0] is engine and \
-                scopes.cache.summary_unchanged(units, functools.partial(_unit_signature, project.root)):
+                scopes.cache.summary_unchanged(units, functools.partial(_unit_signature, project.root),
+                                               lambda module: not project.names_module(module)):
             # what this file's own analysis reads of its summary is unchanged: summarising it
             # (a walk of the whole file) waits until another document is analysed
             pending[os.path.abspath(path)] = (text, None)
@@ -458,6 +459,7 @@ def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser
     if key != scopes.key:
         scopes.cache.forget()
         scopes.key = key
+    scopes.parser.donor = parser      # the whole text's trees of units not analysed since it was parsed
     result = scopes.cache.lint(text, units, lambda: engine.lint_source(text, path, incremental=parser),
                                lambda reduced: engine.lint_source(reduced, path, incremental=scopes.parser))
     scopes.modes[scopes.cache.last] = scopes.modes.get(scopes.cache.last, 0) + 1

@@ -206,17 +206,25 @@ class ScopeCache:
     def forget(self) -> None:
         self._prev = None
 
-    def summary_unchanged(self, units: list[Unit] | None, signature: Callable[[str], object]) -> bool:
+    def summary_unchanged(self, units: list[Unit] | None, signature: Callable[[str], object],
+                          outside: Callable[[str], bool] | None = None) -> bool:
         """Whether the edit since the previous version leaves what the project index keeps of this
         file for the file's own analysis as it was: its imports, classes (bases, methods, state)
         and top-level function names (gradfix.analysis.project.summarise). Only its call sites
         may differ, which other files' analyses read: the caller updates the index before those.
-        `signature(unit_text)` gives those facts of one unit."""
+        `signature(unit_text)` gives those facts of one unit. With `outside(module)` (whether a
+        dotted name is no module of the project), an edit of import statements only, each of the
+        standard library and none naming a project module, counts as unchanged too: the names it
+        binds resolve to no project file, so no answer of the index changes for any file."""
         if units is None or self._prev is None:
             return False
         changed, removed = _diff(self._prev.units, units)[1:]
         if not changed and not removed:
             return True
+        if outside is not None:
+            pairs = _changed_imports([self._prev.units[k] for k in removed], [units[i] for i in changed])
+            if pairs is not None and all(outside(target) for _alias, target in pairs):
+                return True
         if len(changed) != 1 or len(removed) != 1:
             return False
         new, old = units[changed[0]], self._prev.units[removed[0]]
@@ -250,7 +258,7 @@ class ScopeCache:
     def lint(self, source: str, units: list[Unit] | None, full: Callable[[], Result],
              partial: Callable[[str], Result]) -> Result:
         """Findings of `source`: `full()` analyses the whole text, `partial(text)` a text of the
-        same lines with some units blanked out (each left as a `pass` on its last line)."""
+        same lines with some units blanked out (each run of them left as one empty string statement)."""
         if units is None:
             return self._full(None, full)
         self._lines = self._next_lines if self._split is not None and self._split[0] is source else \
@@ -392,6 +400,13 @@ def _standard_import_change(old: list[Unit], new: list[Unit]) -> set[str] | None
     """The aliases an edit of import statements binds differently, when each of those imports is
     of the standard library (`import os`, `from math import sqrt`: nothing a rule asks about, as
     a torch or project import is); None otherwise (the whole file is analysed again)."""
+    pairs = _changed_imports(old, new)
+    return None if pairs is None else {alias for alias, _ in pairs}
+
+
+def _changed_imports(old: list[Unit], new: list[Unit]) -> set[tuple[str, str]] | None:
+    """(alias, what it names) of the imports an edit of import-only units adds or removes, when
+    each is of the standard library; None otherwise."""
     if not all(u.facts.only_imports for u in old + new):
         return None
     before = {p for u in old for p in u.facts.imports}
@@ -401,7 +416,7 @@ def _standard_import_change(old: list[Unit], new: list[Unit]) -> set[str] | None
         top = target.split(".")[0]
         if alias == "*" or target.endswith(".*") or not top or top not in _STANDARD or top.startswith("torch"):
             return None
-    return {alias for alias, _ in changed}
+    return changed
 
 
 def _diff(old: list[Unit], new: list[Unit]) -> tuple[list[int | None], list[int], list[int]]:
@@ -431,9 +446,9 @@ def _diff(old: list[Unit], new: list[Unit]) -> tuple[list[int | None], list[int]
 
 
 def _reduced(units: list[Unit], kept: list[bool]) -> str:
-    """The document with the units not kept blanked out line for line; each run of them ends in
-    a `pass`, so that the kept units are cut exactly as in the whole document (and the parser
-    reuses their trees)."""
+    """The document with the units not kept blanked out line for line; each run of them is one
+    statement ending on its last line (_run), so that the kept units are cut exactly as in the
+    whole document (and the parser reuses their trees)."""
     out: list[str] = []
     run = 0
     for u, k in zip(units, kept):
@@ -451,9 +466,14 @@ def _reduced(units: list[Unit], kept: list[bool]) -> str:
 
 
 def _run(lines: int, text: str) -> str:
+    """`lines` lines holding one statement that ends on the last: an empty string literal across
+    them (one tree node, where blank lines and a `pass` cost libcst a node per line: a run of
+    1,500 blanked lines was most of an edit's parse)."""
     end = "\r\n" if text.endswith("\r\n") else "\r" if text.endswith("\r") else "\n" if text.endswith("\n") else ""
     newline = end or ("\r\n" if "\r\n" in text else "\n")
-    return newline * (lines - 1) + "pass" + end
+    if lines < 2:
+        return "pass" + end
+    return '"""' + newline * (lines - 1) + '"""' + end
 
 
 def _sorted(findings: list[Finding]) -> list[Finding]:

@@ -16,14 +16,14 @@ import sys
 import click
 
 from gradfix import __version__
-from gradfix.codemods import ALL_RULES, RULES_BY_ID
 from gradfix.config import Config, ConfigError, check_selector, load_config
-from gradfix.engine import Engine, Policy, policy_decider
 from gradfix.report import EMBEDS_ERRORS, FORMATS, from_fixes, from_lints, render
 from gradfix.report.progress import progress_for
 from gradfix.runner import STDIN, FileLint, RunReport, fix_paths, lint_paths
 from gradfix.model import line_label
-from gradfix.notebook import file_diff
+
+# the rules, the engine and libcst are imported where a command needs them: a warm `check`
+# whose results all come from the cache loads none of them (gradfix/warmstart.py)
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_USAGE, EXIT_FILE_ERROR, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -35,21 +35,43 @@ def _codes(values: tuple[str, ...]) -> list[str]:
     return out
 
 
-def _build(paths, select, ignore, stdin_filename=None) -> tuple[Engine, Config]:
+def _build(paths, select, ignore, stdin_filename=None, warm: bool = False):
+    """(engine, config). With `warm` (a cached `check`), the engine of an earlier run with the same
+    code, pyproject.toml and options stands in until a file must be analysed (gradfix/warmstart.py)."""
     start = paths[0] if paths else os.getcwd()
     if start == STDIN:
         start = os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else os.getcwd()
     config = None
+    memo = recalled = None
+    if warm:
+        from gradfix import warmstart
+        from gradfix.cache import Cache
+
+        memo = (Cache(warmstart.cache_root(start)), warmstart.engine_key(start, tuple(select), tuple(ignore)))
+        recalled = warmstart.recall(*memo)
     try:
-        config = load_config(start, RULES_BY_ID)
-        known = set(RULES_BY_ID)
+        if recalled is not None:
+            known = recalled[0]
+        else:
+            from gradfix.codemods import RULES_BY_ID
+
+            known = set(RULES_BY_ID)
+        config = load_config(start, known)
         sel, ign = _codes(select), _codes(ignore)
         for code in sel + ign:
             check_selector(code, known, "--select/--ignore")
         if sel:
             config.select = sel
         config.ignore = list(config.ignore) + ign
-        engine = Engine(ALL_RULES, config)
+        if recalled is not None:
+            engine = warmstart.WarmEngine(config, recalled[1])
+        else:
+            from gradfix.codemods import ALL_RULES
+            from gradfix.engine import Engine
+
+            engine = Engine(ALL_RULES, config)
+            if memo is not None:
+                warmstart.remember(*memo, known, engine)
     except ConfigError as exc:
         raise click.UsageError(str(exc)) from exc
     except ValueError as exc:  # a rule option of the wrong kind: name where it came from
@@ -182,7 +204,7 @@ def check(paths, select, ignore, fmt, exit_zero, stdin_filename, verify, statist
     if shard is not None:
         if verify:
             raise click.UsageError("--shard works with check, not check --verify")
-    engine, config = _build(paths, select, ignore, stdin_filename)
+    engine, config = _build(paths, select, ignore, stdin_filename, warm=not verify and not no_cache)
     verdicts: dict[tuple[str, int, str], tuple[str, str]] | None = None
     progress = progress_for("verifying" if verify else "checking", True)
     try:
@@ -259,6 +281,9 @@ def _reject_all(changes):
 def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interactive, no_verify, unsafe_fixes,
           allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout, **env_opts):
     """Apply verified rewrites (or print them with --diff); `apply -` prints standard input fixed."""
+    from gradfix.engine import Policy, policy_decider
+    from gradfix.notebook import file_diff
+
     paths = paths or (".",)
     engine, config = _build(paths, select, ignore, stdin_filename)
     policy = Policy(unsafe_fixes=unsafe_fixes, allow_untestable=allow_untestable)
@@ -330,6 +355,8 @@ def _interrupted(written: list[str], diff: bool) -> None:
 def rule(rule_id, show_all):
     """Explain a rule (Markdown), by id or name: `gradfix rule GF101`, `gradfix rule inplace-on-activation`;
     without one, list the rules."""
+    from gradfix.codemods import ALL_RULES, RULES_BY_ID
+
     if show_all:
         click.echo("\n\n".join(r.documentation() for r in ALL_RULES))
         return

@@ -29,14 +29,17 @@ CACHE_DIR = ".gradfix_cache"
 def code_fingerprint() -> str:
     """gradfix's version and its own source files (name, size, mtime): a development checkout
     that changes a rule without a new version number must not read stale results."""
-    import gradfix.cli
-    import gradfix.codemods
+    from importlib.util import find_spec
 
     h = hashlib.sha256(__version__.encode())
     package = os.path.dirname(os.path.abspath(__file__))
     # codemods/ and cli/ sit beside the package in a checkout (installed as gradfix.codemods and
-    # gradfix.cli): take their folders from the modules, not from the package's path
-    roots = [package] + [os.path.dirname(os.path.abspath(m.__file__)) for m in (gradfix.codemods, gradfix.cli)]
+    # gradfix.cli): take their folders from the import system, without importing them (the
+    # rules load libcst, which a warm run does without)
+    roots = [package]
+    for name in ("gradfix.codemods", "gradfix.cli"):
+        spec = find_spec(name)
+        roots += list(spec.submodule_search_locations or ()) if spec is not None else []
     seen = set()
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
@@ -56,6 +59,15 @@ def code_fingerprint() -> str:
     return h.hexdigest()[:16]
 
 
+def digest(*parts: str) -> str:
+    """sha256 of the parts (each ended by a NUL): cache keys and content hashes."""
+    h = hashlib.sha256()
+    for part in parts:
+        h.update(part.encode("utf-8", "surrogatepass"))
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 class Cache:
     """Findings and errors per key; `get` misses on anything unreadable rather than fail."""
 
@@ -65,30 +77,41 @@ class Cache:
         self.misses = 0
 
     def key(self, path: str, text: str, rules: str, facts: str) -> str:
-        h = hashlib.sha256()
-        for part in (path, rules, facts, text):
-            h.update(part.encode("utf-8", "surrogatepass"))
-            h.update(b"\0")
-        return h.hexdigest()
+        return digest(path, rules, facts, text)
 
     def _file(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key[2:] + ".json")
 
     def get(self, key: str) -> tuple[list[Finding], list[FileError]] | None:
+        data = self.get_record(key)
         try:
-            with open(self._file(key), encoding="utf-8") as fh:
-                data = json.load(fh)
+            if data is None:
+                raise KeyError(key)
             result = ([Finding.from_record(f) for f in data["findings"]],
                       [FileError.from_record(e) for e in data["errors"]])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError):
             self.misses += 1
             return None
         self.hits += 1
         return result
 
     def put(self, key: str, findings: list[Finding], errors: list[FileError]) -> None:
+        self.put_record(key, {"findings": [f.to_record() for f in findings], "errors": [e.to_record() for e in errors]})
+
+    def get_record(self, key: str) -> dict | None:
+        """A stored JSON object (None: absent or unreadable). Other entry kinds than results
+        (gradfix/projectcache.py: file summaries, a run's project facts) share the folder under
+        keys of their own prefix."""
+        try:
+            with open(self._file(key), encoding="utf-8") as fh:
+                data = json.load(fh)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) else None
+
+    def put_record(self, key: str, record: dict) -> None:
         target = self._file(key)
-        data = json.dumps({"findings": [f.to_record() for f in findings], "errors": [e.to_record() for e in errors]})
+        data = json.dumps(record)
         try:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             self._mark_ignored()

@@ -24,6 +24,7 @@ from gradfix import suppression
 from gradfix.analysis.tree import index_tree, preorder_spans
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+RETAINED = 256   # chunks of earlier versions a parser keeps for reuse
 
 
 class _Chunk:
@@ -77,6 +78,12 @@ class IncrementalParser:
         self.flow_facts: tuple | None = None
         # positions generated per statement, for the statements still in the document
         self.positions: dict[tuple, tuple] = {}
+        # where else a statement's tree may be found before it is parsed: another parser of the
+        # same document (the language server's parser of whole texts lends its chunks to the one
+        # of texts with units blanked out), and this parser's chunks of earlier versions, up to
+        # RETAINED of them (an edit of a function analysed before re-parses only that function)
+        self.donor: IncrementalParser | None = None
+        self._retained: dict[tuple[str, bool, bool], list[_Chunk]] = {}
 
     def parse(self, source: str, py_tree: ast.Module):
         """(module, children table, parents, pre-order spans) or None when the document does not
@@ -100,6 +107,7 @@ class IncrementalParser:
         # identical statements (two copies of a function) each get a chunk of their own:
         # one tree node in two places would put both findings on one line
         pool = {key: list(chunks) for key, chunks in self._chunks.items()}
+        borrowed: set[int] = set()     # ids of the chunks placed in this version
         live: list[tuple[int, _Chunk]] = []
         keys: list[tuple[str, bool, bool]] = []
         new: list[_Chunk] = []
@@ -110,9 +118,14 @@ class IncrementalParser:
                 spare = pool.get(key)
                 if spare:
                     chunk = spare.pop()
+                    borrowed.add(id(chunk))
+                    self.reused += 1
+                elif (chunk := self._lent(key, borrowed)) is not None:
+                    new.append(chunk)          # known to another table: recorded in this one
                     self.reused += 1
                 else:
                     chunk = _Chunk(text, key[1], key[2])
+                    borrowed.add(id(chunk))
                     new.append(chunk)
                     self.parsed += 1
                 live.append((first_line, chunk))
@@ -128,12 +141,40 @@ class IncrementalParser:
             default_indent=indents.pop() if indents else "    ", default_newline=newlines.pop(),
             has_trailing_newline=chunks[-1].trailing,
         )
-        self._patch_tables(module, chunks, [c for spare in pool.values() for c in spare], new)
+        gone = [c for spare in pool.values() for c in spare]
+        self._patch_tables(module, chunks, gone, new)
+        self._retain(pool)
         self._chunks = {}
         for key, chunk in zip(keys, chunks):
             self._chunks.setdefault(key, []).append(chunk)
         self._live = live
         return module, self.children, self.parents, self.spans
+
+    def _lent(self, key: tuple[str, bool, bool], borrowed: set[int]) -> _Chunk | None:
+        """A chunk of `key` kept from an earlier version or held by the donor, not yet placed in
+        the module being built (one tree node in two places would put two findings on one line)."""
+        kept = self._retained.get(key)
+        if kept:
+            chunk = kept.pop()
+            if not kept:
+                del self._retained[key]
+            borrowed.add(id(chunk))
+            return chunk
+        if self.donor is not None:
+            for chunk in self.donor._chunks.get(key, ()):
+                if id(chunk) not in borrowed:
+                    borrowed.add(id(chunk))
+                    return chunk
+        return None
+
+    def _retain(self, unused: dict[tuple[str, bool, bool], list[_Chunk]]) -> None:
+        for key, chunks in unused.items():
+            if chunks:
+                self._retained.setdefault(key, []).extend(chunks)
+        total = sum(len(v) for v in self._retained.values())
+        while total > RETAINED:                    # oldest first (dicts keep insertion order)
+            key = next(iter(self._retained))
+            total -= len(self._retained.pop(key))
 
     def _patch_tables(self, module: cst.Module, chunks: list[_Chunk], gone: list[_Chunk], new: list[_Chunk]) -> None:
         children, parents, spans = self.children, self.parents, self.spans

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
-from typing import Any, Sequence, Union
+from typing import TYPE_CHECKING, Any, Sequence, Union
 
-import libcst as cst
+if TYPE_CHECKING:   # a warm `check` reads findings from the cache without loading libcst
+    import libcst as cst
 
 
 class Safety(str, enum.Enum):
@@ -25,7 +26,7 @@ class Safety(str, enum.Enum):
     UNSAFE = "unsafe"
 
 
-Replacement = Union[cst.CSTNode, cst.FlattenSentinel, cst.RemovalSentinel]
+Replacement = Union["cst.CSTNode", "cst.FlattenSentinel", "cst.RemovalSentinel"]
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,7 @@ Small runs stay in-process: forking workers costs more than linting a few files.
 
 from __future__ import annotations
 
-import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 
 from gradfix.model import FileError, Finding
 
@@ -61,6 +58,10 @@ def lint_many(engine, items: list[tuple[str, str]], jobs: int,
                 advance(path)
             out.append(engine.lint_source(text, path))
         return out
+    import multiprocessing      # here: a run linting in-process (a warm one) does without them
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
+
     methods = multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
     rules = [type(r) for r in engine.rules]

@@ -11,15 +11,17 @@ import errno
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from gradfix.config import Config
 from gradfix.diffing import display_path
 from gradfix.discovery import discover
-from gradfix.engine import Decide, Engine, FixResult
 from gradfix.model import FileError, Finding
 from gradfix.parallel import lint_many, uses_pool
 from gradfix.sourcefile import ConcurrentModification, SourceError, SourceFile
+
+if TYPE_CHECKING:   # a warm `check` whose results all come from the cache loads no engine (libcst)
+    from gradfix.engine import Decide, Engine, FixResult
 
 # Notebooks (gradfix.notebook) are read as a Notebook whose `text` is the module the engine
 # sees; their findings, changes and errors are mapped to cell coordinates here, and their
@@ -91,13 +93,19 @@ def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_
         yield shown, source
 
 
-def with_project(engine: Engine, sources: list, config: Config) -> list:
+def with_project(engine: Engine, sources: list, config: Config, cache=None) -> list:
     """Give the engine the run's files as one project (imports, module classes and call sites
-    across files), so a file is judged with what the others say about it."""
+    across files), so a file is judged with what the others say about it. With a results cache,
+    summaries and facts it holds are read, not computed (gradfix/projectcache.py)."""
+    files = {shown: source.text for shown, source in sources}
+    if cache is not None:
+        from gradfix.projectcache import CachedProjectIndex
+
+        engine.project = CachedProjectIndex(files, config.root or os.getcwd(), cache)
+        return sources
     from gradfix.analysis.project import ProjectIndex
 
-    engine.project = ProjectIndex.build({shown: source.text for shown, source in sources},
-                                        config.root or os.getcwd())
+    engine.project = ProjectIndex.build(files, config.root or os.getcwd())
     return sources
 
 
@@ -108,7 +116,7 @@ def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name:
     `jobs` processes when that pays). With `shard` (i, n), only the files of that share
     (gradfix/shard.py), judged with the project facts of all."""
     report = RunReport()
-    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
+    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
     if shard is not None:
         from gradfix.shard import owns
 
@@ -146,6 +154,13 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
                     progress.advance(shown)
                 continue
         todo.append(i)
+    project = engine.project
+    if cache is not None and hasattr(project, "save"):
+        project.save()                  # the run's facts, for the next run over these files
+        if todo:
+            project.load()              # once, before a pool forks
+    if todo and hasattr(engine, "materialise"):
+        engine = engine.materialise()   # gradfix/warmstart.py: the rules are loaded only now
     fresh = lint_many(engine, [(sources[i][0], sources[i][1].text) for i in todo], jobs,
                       progress.advance if progress is not None else None)
     for i, result in zip(todo, fresh):
@@ -172,8 +187,10 @@ def fix_paths(
     A first pass lints every file (cached, in parallel); only files with a fixable finding are
     parsed again to build and verify their fixes. Standard input is never written: the caller
     prints its fixed text."""
+    from gradfix.engine import FixResult
+
     report = RunReport()
-    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config)
+    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
     if cache is None and not uses_pool([(s, src.text) for s, src in sources], jobs):
         # in one process and uncached, a first pass would analyse every file with a fix twice:
         # fix_source's first round is that lint

@@ -5,11 +5,29 @@ calls backward?"); this package answers them once per file so every rule reads
 the same facts and no rule re-walks the tree its own way.
 """
 
-from gradfix.analysis.names import ImportMap, qualname, dotted
-from gradfix.analysis.fileindex import FileIndex
-from gradfix.analysis.flow import Flow, Binding, Step, Kind, TENSORISH as TENSORISH_KINDS
-from gradfix.analysis import fileindex, torchapi, tree
-from gradfix.analysis.loops import TrainingLoop, find_training_loops
+import importlib
+
+# loaded on first use (PEP 562): the project index (analysis/project.py) is read by a warm
+# `check` that analyses nothing, and FileIndex, Flow and the loops load libcst
+_EXPORTS = {
+    "ImportMap": ("names", "ImportMap"), "qualname": ("names", "qualname"), "dotted": ("names", "dotted"),
+    "FileIndex": ("fileindex", "FileIndex"),
+    "Flow": ("flow", "Flow"), "Binding": ("flow", "Binding"), "Step": ("flow", "Step"), "Kind": ("flow", "Kind"),
+    "TENSORISH_KINDS": ("flow", "TENSORISH"),
+    "TrainingLoop": ("loops", "TrainingLoop"), "find_training_loops": ("loops", "find_training_loops"),
+    "fileindex": ("fileindex", None), "torchapi": ("torchapi", None), "tree": ("tree", None),
+}
+
+
+def __getattr__(name):
+    hit = _EXPORTS.get(name)
+    if hit is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(f"{__name__}.{hit[0]}")
+    value = module if hit[1] is None else getattr(module, hit[1])
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "ImportMap", "qualname", "dotted", "FileIndex", "Flow", "Binding", "Step", "Kind",

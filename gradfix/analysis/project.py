@@ -363,6 +363,12 @@ class ProjectIndex:
                 return local[0]
         return None
 
+    def names_module(self, dotted: str) -> bool:
+        """Whether `dotted` or a package above it may be a file of the project (`os.path`: a
+        project `os.py` or `os/path.py`)."""
+        parts = dotted.split(".")
+        return any(self._names().get(".".join(parts[:k])) for k in range(1, len(parts) + 1))
+
     def resolve(self, qualname: str, near: str | None = None) -> tuple[FileSummary, str] | None:
         """The project file and top-level name a qualified name refers to: `models.net.Net` ->
         (summary of models/net.py, "Net"); re-exports through a package's `__init__` are followed.

@@ -32,9 +32,11 @@ class Report:
 
     def applies(self, entry: Entry) -> bool:
         """Whether `apply` with the same options would take the entry's fix."""
+        v = entry.verdict
+        if v is None:
+            return False        # not verified (and the engine, with libcst, need not load)
         from gradfix.engine import APPLIED_VERDICTS
 
-        v = entry.verdict
         return v in {x.value for x in APPLIED_VERDICTS} or (self.unsafe_fixes and v == "changes-behaviour")
 
     @property
