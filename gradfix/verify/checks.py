@@ -19,7 +19,7 @@ Outline (see /work/shared/design/verification.md for the measured facts behind i
   An original that breaks backward with an in-place error is rerun under
   `allow_mutation_on_saved_tensors` to get its intended result ("fixes-crash").
 - Contracts: equal (here), scale (checks_scale), clamp-moved and gains-grad (checks_step), the loop
-  and API contracts (checks_loop, checks_api); `extra_checks` finds them.
+  and API contracts (checks_loop, checks_expr, checks_api); `extra_checks` finds them.
 - Soundness: a verdict other than untestable needs every changed statement to have run in its
   version (`coverage`); `hazards` decides fixes-hazard vs changes-behaviour from the original's
   own numbers.
