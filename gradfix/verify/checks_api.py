@@ -26,7 +26,7 @@ from .runtime import (
 from .context import Ctx, fixture_hint
 from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, make_leaves, required_params
 from .checks import check_equal
-from .module_check import _build
+from .module_check import _build, infer_unit_input
 from .units import combine, plan_units
 from .checks_expr import TOL_F32, _default_dtype, _quiet
 
@@ -314,7 +314,7 @@ def _checkpoint_unit(ctx: Ctx, name: str) -> Outcome:
         return pair
     old, new, old_in = pair
     try:
-        inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype, ctx.explain)
+        inputs = old_in if old_in is not None else infer_unit_input(ctx, name, old, new)
     except Untestable as u:
         return Outcome("untestable", str(u), name)
     worst, where = 0.0, ""
