@@ -231,6 +231,44 @@ def test_argparse_namespace_from_the_files_own_defaults(verifier, tmp_path):
     assert bad.verdict == "failed", bad
 
 
+# A from-scratch GPT chapter: the blocks read `cfg["emb_dim"]`, the config dict is written under `__main__`.
+DICT_CFG = '''
+import torch
+import torch.nn as nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.fc1 = nn.Linear(cfg["emb_dim"], 4 * cfg["emb_dim"])
+        self.fc2 = nn.Linear(4 * cfg["emb_dim"], cfg["emb_dim"])
+
+    def forward(self, x):
+        h = self.fc1(x).sigmoid()
+        h *= 2
+        return self.fc2(h)
+
+
+if __name__ == "__main__":
+    GPT_CONFIG_SMALL = {
+        "vocab_size": 100,
+        "emb_dim": 8,
+        "drop_rate": 0.1,
+    }
+    block = FeedForward(GPT_CONFIG_SMALL)
+'''
+
+
+def test_config_dict_literal_of_the_file(verifier, tmp_path):
+    src = textwrap.dedent(DICT_CFG)
+    ok, bad = verifier.verify_many([req(src, swap(src, "h *= 2", "h = h * 2"), tmp_path / "gpt_ch04.py"),
+                                    req(src, swap(src, "h *= 2", "h = h * 2.5"), tmp_path / "gpt_ch04.py")])
+    assert ok.verdict == "fixes-crash", ok
+    assert ("FeedForward built with cfg = the file's dict `GPT_CONFIG_SMALL` (line 19: `{'vocab_size': 100, "
+            "'emb_dim': 8, 'drop_rate': 0.1}`)") in ok.detail, ok
+    assert bad.verdict == "failed", bad
+
+
 def test_no_config_with_every_attribute_read_stays_untestable(verifier, tmp_path):
     """A dataclass with a field without default is no configuration with defaults; the message says what the
     constructor reads."""
@@ -238,7 +276,7 @@ def test_no_config_with_every_attribute_read_stays_untestable(verifier, tmp_path
     res, = verifier.verify_many([req(src, swap(src, "h *= 2", "h = h * 2"), tmp_path / "gpt_nodefault.py")])
     assert res.verdict == "untestable", res
     assert "constructor of Block needs arguments (config)" in res.detail, res
-    assert "has every attribute the constructor reads (config.n_embd" in res.detail, res
+    assert "has every attribute or key the constructor reads (config.n_embd" in res.detail, res
     assert "define fixture_Block(mod)" in res.detail
 
 

@@ -37,14 +37,17 @@ class Recipe:
     """How one constructor parameter is built, the same way in both versions."""
 
     param: str
-    kind: str  # "class": `cls_name()` in the loaded module; "namespace": argparse defaults
+    kind: str  # "class": `cls_name()` in the loaded module; "namespace": argparse defaults; "dict": a dict literal
     text: str  # for the detail, e.g. "config `Config()` with its defaults"
     cls_name: str = ""
     options: dict | None = None  # dest -> ast node of its default (None: the default is None)
+    node: ast.AST | None = None  # "dict": the dict literal
 
     def build(self, mod: types.ModuleType) -> Any:
         if self.kind == "class":
             return getattr(mod, self.cls_name)()
+        if self.kind == "dict":
+            return _eval(self.node, mod)
         values = {k: (None if v is None else _eval(v, mod)) for k, v in (self.options or {}).items()}
         return argparse.Namespace(**values)
 
@@ -92,9 +95,10 @@ def _init_def(tree: ast.Module, name: str, depth: int = 0) -> ast.FunctionDef | 
     return None
 
 
-def attribute_reads(tree: ast.Module, cls: ast.ClassDef | None, init: ast.FunctionDef, param: str) -> list[str]:
+def attribute_reads(tree: ast.Module, cls: ast.ClassDef | None, init: ast.FunctionDef, param: str,
+                    keys: bool = False) -> list[str]:
     """Attributes read from `param` in the constructor (also through `p = param` and `self.p = param`, there and in
-    the class's other methods), in order of appearance."""
+    the class's other methods), in order of appearance; `keys`: the string keys read instead (`cfg["emb_dim"]`)."""
     names = {param}
     self_attrs: set[str] = set()
     for n in ast.walk(init):
@@ -118,6 +122,12 @@ def attribute_reads(tree: ast.Module, cls: ast.ClassDef | None, init: ast.Functi
     for body, in_init in bodies:
         for n in ast.walk(body):
             attr = None
+            if keys:
+                if (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Load) and holder(n.value, in_init)
+                        and isinstance(n.slice, ast.Constant) and isinstance(n.slice.value, str)
+                        and n.slice.value not in out):
+                    out.append(n.slice.value)
+                continue
             if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load) and holder(n.value, in_init):
                 attr = n.attr
             elif (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "getattr"
@@ -295,6 +305,33 @@ def _namespace_recipe(tree: ast.Module, param: str, reads: list[str]) -> Recipe 
     return Recipe(param, "namespace", f"the file's argparse defaults `Namespace({shown}{more})`", options=options)
 
 
+# --------------------------------------------------------------------------- configuration dicts
+
+
+def _dict_recipe(tree: ast.Module, param: str, keys: list[str]) -> Recipe | None:
+    """A dict literal the file binds to a name (at module level, in a function or under `if __name__`), every value
+    an expression the verifier evaluates at load, whose keys include every key the constructor reads."""
+    if not keys:
+        return None
+    ok = S.evaluable(tree)
+    found = []
+    for n in ast.walk(tree):
+        if not (isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name)
+                and isinstance(n.value, ast.Dict) and n.value.keys):
+            continue
+        d = n.value
+        names = [k.value for k in d.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+        if len(names) != len(d.keys) or not set(keys) <= set(names) or not all(ok(v) for v in d.values):
+            continue
+        found.append((n.lineno, n.targets[0].id, d))
+    if not found:
+        return None
+    line, var, d = min(found, key=lambda f: f[0])
+    shown = ", ".join(f"{k!r}: {ast.unparse(v)}" for k, v in zip([k.value for k in d.keys][:3], d.values[:3]))
+    more = ", ..." if len(d.keys) > 3 else ""
+    return Recipe(param, "dict", f"the file's dict `{var}` (line {line}: `{{{shown}{more}}}`)", node=d)
+
+
 # --------------------------------------------------------------------------- entry point
 
 
@@ -307,12 +344,16 @@ def config_plan(tree: ast.Module, name: str, cls: type, mod: types.ModuleType, r
     recipes = []
     for p in req:
         reads = attribute_reads(tree, cdef, init, p)
-        order = (_namespace_recipe, _class_recipe) if p in _ARGS_NAMES else (_class_recipe, _namespace_recipe)
-        found = None
-        for make in order:
-            found = (make(tree, p, reads) if make is _namespace_recipe else make(cls, p, reads, mod))
-            if found is not None:
-                break
+        keys = attribute_reads(tree, cdef, init, p, keys=True)
+        if keys and not reads:  # `cfg["emb_dim"]`: a configuration dict
+            found = _dict_recipe(tree, p, keys)
+        else:
+            order = (_namespace_recipe, _class_recipe) if p in _ARGS_NAMES else (_class_recipe, _namespace_recipe)
+            found = None
+            for make in order:
+                found = (make(tree, p, reads) if make is _namespace_recipe else make(cls, p, reads, mod))
+                if found is not None:
+                    break
         if found is None:
             return None
         recipes.append(found)
@@ -326,4 +367,5 @@ def reads_summary(tree: ast.Module, name: str, req: list[str]) -> str:
         return ""
     cdef = _class_def(tree, name)
     shown = [f"{p}.{a}" for p in req for a in attribute_reads(tree, cdef, init, p)]
+    shown += [f"{p}[{k!r}]" for p in req for k in attribute_reads(tree, cdef, init, p, keys=True)]
     return ", ".join(shown[:5]) + (", ..." if len(shown) > 5 else "")

@@ -250,8 +250,9 @@ def _config_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: lis
         if plan is None:
             msg = str(no_site)
             reads = reads_summary(ctx.analysis.old_tree, name, req)
-            extra = (f"; no configuration with defaults of the project (a dataclass, NamedTuple or config class, or "
-                     f"the file's argparse defaults) has every attribute the constructor reads ({reads})") if reads else ""
+            extra = (f"; no configuration with defaults of the project (a dataclass, NamedTuple or config class, "
+                     f"the file's argparse defaults or a dict literal of the file) has every attribute or key the "
+                     f"constructor reads ({reads})") if reads else ""
             head, sep, hint = msg.partition("; define fixture_")
             raise Untestable(head + extra + sep + hint)
         ctx.config_plans[name] = plan
