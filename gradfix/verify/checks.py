@@ -19,7 +19,7 @@ Outline (see /work/shared/design/verification.md for the measured facts behind i
   An original that breaks backward with an in-place error is rerun under
   `allow_mutation_on_saved_tensors` to get its intended result ("fixes-crash").
 - Contracts: equal (here), scale (checks_scale), clamp-moved and gains-grad (checks_step), the loop
-  and API contracts (checks_loop, checks_api); `extra_checks` finds them.
+  and API contracts (checks_loop, checks_expr, checks_api); `extra_checks` finds them.
 - Soundness: a verdict other than untestable needs every changed statement to have run in its
   version (`coverage`); `hazards` decides fixes-hazard vs changes-behaviour from the original's
   own numbers.
@@ -42,8 +42,8 @@ from .context import Ctx, fixture_hint
 from .coverage import Hits, changed_statements, run_by_snippet
 from .units import combine, plan_units
 from .hazards import FD_TOL, fd_discrepancy
-from .inputs import infer_input, make_leaves
-from .module_check import _build, module_check
+from .inputs import make_leaves
+from .module_check import _build, infer_unit_input, module_check
 
 
 # --------------------------------------------------------------------------- contracts
@@ -183,7 +183,7 @@ def check_fd_probe(ctx: Ctx) -> Outcome:
             if isinstance(old, torch.nn.Module):
                 old.to(ctx.dtype)
                 new.to(ctx.dtype)
-            inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype, ctx.explain)
+            inputs = old_in if old_in is not None else infer_unit_input(ctx, name, old, new)
         except Exception as e:  # noqa: BLE001
             return Outcome("changes-behaviour", f"finite differences could not be run on {name} ({fmt_exc(e)})", name)
         leaves = make_leaves(inputs, ctx.dtype)

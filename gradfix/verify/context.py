@@ -42,6 +42,8 @@ class Ctx:
     required: dict = field(default_factory=dict)  # tag -> changed statements that must run
     _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
     built_from: dict = field(default_factory=dict)  # unit -> call_sites.CallSite its constructor arguments came from
+    config_plans: dict = field(default_factory=dict)  # unit -> configs.Plan its constructor arguments came from
+    input_notes: dict = field(default_factory=dict)  # unit -> what its synthesised input is (a batch dict)
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -138,6 +140,11 @@ class Ctx:
         return None
 
     def explain(self, e: BaseException, unit: str) -> str:
+        why = self._explain(e, unit)
+        plan = self.config_plans.get(unit)
+        return why + (f" ({unit} built with {plan.text})" if plan is not None else "")
+
+    def _explain(self, e: BaseException, unit: str) -> str:
         if isinstance(e, NameError):
             name = getattr(e, "name", None)
             dropped = set()
@@ -156,6 +163,10 @@ class Ctx:
             return Outcome(o.verdict, detail, o.unit)
         for unit, site in self.built_from.items():
             detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at line {site.line})."
+        for unit, plan in self.config_plans.items():
+            detail = _sentence(detail) + f" {unit} built with {plan.text}."
+        for unit, note in self.input_notes.items():
+            detail = _sentence(detail) + f" Input of {unit}: {note}."
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:

@@ -12,21 +12,36 @@ from .runtime import BATCH, SEED_INPUT, SEED_RUN, Untestable, _RetryFp32, fmt_ex
 from .context import fixture_hint
 
 
+def _leaf(x, dtype: torch.dtype):
+    if torch.is_tensor(x) and x.is_floating_point():
+        return x.detach().to(dtype).clone().requires_grad_(True)
+    if torch.is_tensor(x):
+        return x.detach().clone()
+    return x
+
+
 def make_leaves(inputs: tuple, dtype: torch.dtype) -> list:
-    leaves = []
-    for x in inputs:
-        if torch.is_tensor(x) and x.is_floating_point():
-            leaves.append(x.detach().to(dtype).clone().requires_grad_(True))
-        elif torch.is_tensor(x):
-            leaves.append(x.detach().clone())
-        else:
-            leaves.append(x)
-    return leaves
+    # a dict batch's float values are leaves too, so their gradients are compared like a tensor input's
+    return [{k: _leaf(v, dtype) for k, v in x.items()} if type(x) is dict else _leaf(x, dtype) for x in inputs]
+
+
+def input_leaves(leaves: list) -> list:
+    """The input tensors that require grad, a dict batch's values included (in key order)."""
+    out = []
+    for x in leaves:
+        for t in (x.values() if type(x) is dict else (x,)):
+            if torch.is_tensor(t) and t.requires_grad:
+                out.append(t)
+    return out
+
+
+def _fresh(x):
+    return x.clone() if torch.is_tensor(x) else copy.deepcopy(x)
 
 
 def _fresh_inputs(leaves: list) -> list:
     # A fresh non-leaf clone per run: in-place ops on the input are legal and never shared.
-    return [x.clone() if torch.is_tensor(x) else copy.deepcopy(x) for x in leaves]
+    return [{k: _fresh(v) for k, v in x.items()} if type(x) is dict else _fresh(x) for x in leaves]
 
 
 # Batch sizes tried after the first when a changed line did not run (`if x.shape[0] > 64:`, a
@@ -37,6 +52,9 @@ OTHER_BATCHES = (128, 1)
 def rebatch(inputs: tuple, n: int) -> tuple | None:
     """`inputs` with the leading (batch) dimension resized to `n`: new seeded values, of the same
     dtype and value range; None when no input has a batch dimension to resize."""
+    if len(inputs) == 1 and type(inputs[0]) is dict:  # a dict batch: its values
+        alt = rebatch(tuple(inputs[0].values()), n)
+        return None if alt is None else (dict(zip(inputs[0], alt)),)
     tensors = [x for x in inputs if torch.is_tensor(x) and x.dim() >= 2]
     if not tensors:
         return None
@@ -131,7 +149,10 @@ def required_params(fn: Callable, skip_first: bool) -> list[str]:
 
 
 def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
-                explain: Callable[[BaseException, str], str] | None = None) -> tuple:
+                explain: Callable[[BaseException, str], str] | None = None,
+                batch_keys: list[str] | None = None, notes: dict | None = None, floats_first: bool = False) -> tuple:
+    """`batch_keys`: the string keys a one-argument forward reads (batches.py): a dict batch is built;
+    `notes["input"]` then says what it holds."""
     req = required_params(type(models[0]).forward, skip_first=True)
     if len(req) == 0:
         return ()
@@ -141,13 +162,28 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
             f"input shape unknown for {name}: it has no Conv/Linear/Embedding/RNN layer to infer the input from; "
             + fixture_hint(name)
         )
-    cands = _candidate_inputs(leaf, dtype)
+    from .batches import dict_candidates, missing_key
+
+    base = _candidate_inputs(leaf, dtype)
+    cands = base
+    keys = list(batch_keys or []) if len(req) == 1 else []
+    dict_mode = bool(keys)
+    if dict_mode:
+        cands = dict_candidates(keys, base, floats_first)
     if len(req) > 1:
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands]
     last: BaseException | None = None
-    for make in cands:
+    i = 0
+    while i < len(cands) or (not dict_mode and batch_keys is not None and len(req) == 1
+                             and _reads_string_key(models[0])):
+        if i >= len(cands):
+            # forward indexes its argument with a string the source read did not show (a helper reads it):
+            # a dict batch, its keys found from the KeyErrors
+            dict_mode, cands, i = True, dict_candidates(keys, base, floats_first), 0
+        make = cands[i]
+        i += 1
         cand = make()
         for model in models:
             try:
@@ -162,10 +198,18 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
                         m(*_fresh_inputs(list(cand)))
                 finally:
                     m.train(was)
+                if dict_mode and notes is not None:
+                    notes["input"] = make.note
                 return cand
             except Exception as e:  # noqa: BLE001 - user code
                 if last is None or model is models[0]:
                     last = e
+                if dict_mode and len(keys) < 12 and model is models[0]:
+                    extra = missing_key(e, cand[0])
+                    if extra is not None:  # a key the static read missed: start over with it
+                        keys.append(extra)
+                        cands, i = dict_candidates(keys, base, floats_first), 0
+                        break
     if last is not None and dtype == torch.float64 and is_dtype_error(last):
         raise _RetryFp32()
     if last is not None and explain is not None and isinstance(last, NameError):
@@ -175,10 +219,33 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     tried = "; ".join(str(tuple(getattr(c, "shape", ()))) for c in cands[:8])
     each = (f"forward() takes {len(req)} arguments ({', '.join(req)}), each tried with the shape inferred from its "
             f"first layer" if len(req) > 1 else "forward failed on every input inferred from its first layer")
+    if dict_mode:
+        each = (f"forward reads a batch dict (keys {', '.join(keys)}); every combination of values tried (the first "
+                f"layer's input, masks, class indices, floats) failed, with values shaped from its first layer")
     raise Untestable(
         f"input shape unknown for {name}: {each} {type(leaf).__name__} (tried {tried}; last error "
         f"{fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
     )
+
+
+def _reads_string_key(model: nn.Module) -> bool:
+    """Does forward, given an empty dict, ask it for a string key (`batch["tokens"]` in a helper it calls)?"""
+    from .batches import missing_key
+
+    try:
+        m = copy.deepcopy(model)
+    except Exception:  # noqa: BLE001
+        m = model
+    was = m.training
+    try:
+        m.eval()
+        with torch.no_grad(), seeded(SEED_RUN):
+            m({})
+    except Exception as e:  # noqa: BLE001 - user code
+        return missing_key(e, {}) is not None
+    finally:
+        m.train(was)
+    return False
 
 
 def _replicated(make: Callable[[], tuple], count: int) -> Callable[[], tuple]:

@@ -19,7 +19,9 @@ from .runtime import (
 from .context import Ctx, fixture_hint
 from .api import verdict_rank
 from .hazards import update_hazard
-from .inputs import OTHER_BATCHES, _fresh_inputs, has_lazy, infer_input, make_leaves, rebatch, required_params
+from .inputs import (
+    OTHER_BATCHES, _fresh_inputs, has_lazy, infer_input, input_leaves, make_leaves, rebatch, required_params,
+)
 
 
 # --------------------------------------------------------------------------- runs
@@ -116,7 +118,7 @@ def run_once(obj: Any, leaves: list, mode: str, allow_mutation: bool = False, on
             out = m(*xs)
             outs = flatten(out)
             loss = projected_loss(outs if only is None else [o if i in only else None for i, o in enumerate(outs)])
-            in_leaves = [x for x in leaves if torch.is_tensor(x) and x.requires_grad]
+            in_leaves = input_leaves(leaves)
             targets = [p for _, p in named] + in_leaves
             if loss is not None and loss.requires_grad and targets:
                 grads = list(torch.autograd.grad(loss, targets, allow_unused=True))
@@ -207,7 +209,10 @@ def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | Non
     if isinstance(obj, type) and issubclass(obj, nn.Module):
         req = required_params(obj.__init__, skip_first=True)
         if req:
-            args, kwargs = _call_site_args(ctx, name, obj, mod, req)
+            try:
+                args, kwargs = _call_site_args(ctx, name, obj, mod, req)
+            except Untestable as u:
+                args, kwargs = (), _config_args(ctx, name, obj, mod, req, u)
             with seeded(SEED_BUILD):
                 return obj(*args, **kwargs), None
         with seeded(SEED_BUILD):
@@ -232,6 +237,40 @@ def _call_site_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: 
     args, kwargs, site = found
     ctx.built_from[name] = site
     return args, kwargs
+
+
+def _config_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: list[str], no_site: Untestable) -> dict:
+    """Keyword arguments built from configuration objects with defaults (configs.py), the same recipe for both
+    versions; `no_site` (why no call site served) is raised, extended, when no configuration fits."""
+    from .configs import config_plan, reads_summary
+
+    plan = ctx.config_plans.get(name)
+    if plan is None:
+        plan = config_plan(ctx.analysis.old_tree, name, cls, mod, req)
+        if plan is None:
+            msg = str(no_site)
+            reads = reads_summary(ctx.analysis.old_tree, name, req)
+            extra = (f"; no configuration with defaults of the project (a dataclass, NamedTuple or config class, "
+                     f"the file's argparse defaults or a dict literal of the file) has every attribute or key the "
+                     f"constructor reads ({reads})") if reads else ""
+            head, sep, hint = msg.partition("; define fixture_")
+            raise Untestable(head + extra + sep + hint)
+        ctx.config_plans[name] = plan
+    with seeded(SEED_BUILD):
+        return plan.kwargs(mod)
+
+
+def infer_unit_input(ctx: Ctx, name: str, old: Any, new: Any) -> tuple:
+    """The inferred input; a dict batch when forward reads string keys of its one argument (batches.py)."""
+    from .batches import forward_keys, regression_forward
+
+    keys = forward_keys(name, ctx.analysis.old_tree, ctx.analysis.new_tree) if isinstance(old, nn.Module) else []
+    notes: dict = {}
+    inputs = infer_input(name, [old, new], ctx.dtype, ctx.explain, batch_keys=keys, notes=notes,
+                         floats_first=bool(keys) and regression_forward(name, ctx.analysis.old_tree))
+    if notes.get("input"):
+        ctx.input_notes[name] = notes["input"]
+    return inputs
 
 
 def module_check(ctx: Ctx, name: str, scale: float | None = None) -> Outcome:
@@ -289,7 +328,7 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
         new.to(ctx.dtype)
 
     try:
-        inputs = old_in if old_in is not None else infer_input(name, [old, new], ctx.dtype, ctx.explain)
+        inputs = old_in if old_in is not None else infer_unit_input(ctx, name, old, new)
     except Untestable as u:
         return Outcome("untestable", str(u), name)
     leaves = make_leaves(inputs, ctx.dtype)
@@ -350,13 +389,17 @@ def _module_check(ctx: Ctx, name: str, scale: float | None) -> Outcome:
     if not tested:
         return first
     worst = max(tested, key=lambda o: verdict_rank(o.verdict))
-    sizes = sorted({_batch_of(inputs)} | set(OTHER_BATCHES[:len(outcomes) - 1]) - {None})
+    sizes = sorted(({_batch_of(inputs)} | set(OTHER_BATCHES[:len(outcomes) - 1])) - {None})
     return Outcome(worst.verdict, _sentence(worst.detail) + f" Inputs tried with batch sizes "
                    f"{', '.join(map(str, sizes))} so that the changed code runs.", name)
 
 
 def _batch_of(inputs) -> int | None:
     for x in inputs:
+        if type(x) is dict:  # a dict batch: its values
+            found = _batch_of(tuple(x.values()))
+            if found is not None:
+                return found
         if torch.is_tensor(x) and x.dim() >= 2:
             return int(x.shape[0])
     return None
