@@ -83,3 +83,25 @@ def test_names_resolved_through_bindings(index):
     assert carries_no_graph(index, cst.parse_expression("pred.float().mean()"), names)
     assert not carries_no_graph(index, cst.parse_expression("mixed.float()"), names)
     assert not carries_no_graph(index, cst.parse_expression("unbound.float()"), names)
+
+
+def test_ops_of_graph_free_inputs_and_foreign_accuracy_helpers():
+    index = index_of(HEADER + '''
+
+def binary_acc(pred, y):
+    tags = torch.round(torch.sigmoid(pred))
+    acc = (tags == y).sum().float() / y.shape[0]
+    return torch.round(acc * 100)
+
+
+def precision_at(pred, y):
+    return pred.sum()
+''')
+    assert returns_no_graph(index, "binary_acc")  # round of a graph-free count holds none
+    for expr in ("accuracy(out, y)", "get_accuracy(out, y) * 2", "count_correct(out, y)", "top1_acc(out, y)",
+                 "(out == y).sum(dim=0).round()", "torch.clamp((out > 0).float(), 0, 1)",
+                 "(out.argmax(1) == y).to(torch.float32).mean()"):
+        assert carries_no_graph(index, cst.parse_expression(expr)), expr
+    for expr in ("precision_at(out, y)", "hits(out, y).mul(out)", "torch.clamp(out, 0, 1)", "accumulate(out)",
+                 "torch.randn(3, requires_grad=True)", "(out > 0).float().add_(out)"):
+        assert not carries_no_graph(index, cst.parse_expression(expr)), expr

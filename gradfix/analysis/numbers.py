@@ -9,10 +9,15 @@ gives one); anything else is unknown, and unknown is not a number.
 `carries_no_graph` widens that to tensors that cannot require grad: an integer or boolean result (`argmax`,
 `eq`, `==` and the other comparisons, `.long()`, the indices of `topk`/`sort`/`max(dim)`), and what follows
 only from such tensors (`.float()`, `.sum()`, `.mean()`, arithmetic with numbers). An accuracy built from
-them (`torch.eq(out.argmax(1), y).float().mean()`) holds no graph whatever the model output it compared.
+them (`torch.eq(out.argmax(1), y).float().mean()`) holds no graph whatever the model output it compared,
+and so does any op all of whose inputs hold none (`torch.round(acc * 100)`). One naming convention is
+trusted: a helper called `accuracy` / `binary_acc` / `count_correct` that the file does not define (imported,
+or in a notebook cell that does not parse) is taken to return such a count.
 """
 
 from __future__ import annotations
+
+import re
 
 import libcst as cst
 
@@ -198,6 +203,7 @@ def is_metric_value(index, expr: cst.CSTNode, names) -> bool:
 
 
 _ARITHMETIC = _NUMBER_OPS + (cst.BitAnd, cst.BitOr, cst.BitXor)
+_ZERO = cst.Integer("0")
 
 
 def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bool:
@@ -227,16 +233,23 @@ def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bo
     if t is cst.Attribute:
         if expr.attr.value == "indices" and _pair_call(index, expr.value):
             return True
-        return expr.attr.value == "data"
+        return expr.attr.value in ("data", "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad")
     if t is cst.Name:
         if names is None:
             return False
         values = names(expr)
-        return bool(values) and all(v is not None and carries_no_graph(index, v, names, depth + 1) for v in values)
+        if not values or any(v is None for v in values):
+            return False
+        # `acc = torch.round(acc * 100)`: each binding holds no graph if the name held none before it
+        own = expr.value
+        assumed = lambda n: [_ZERO] if n.value == own else names(n)  # noqa: E731
+        return all(carries_no_graph(index, v, assumed, depth + 1) for v in values)
     if t is not cst.Call:
         return False
     func = expr.func
     if isinstance(func, cst.Name):
+        if _ACCURACY_NAME.search(func.value) and not _defined_here(index, func.value):
+            return True
         return returns_no_graph(index, func.value, depth + 1)
     if not isinstance(func, cst.Attribute):
         return False
@@ -245,12 +258,46 @@ def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bo
         if q in torchapi.INTEGER_RESULT_FUNCS:
             return True
         first = expr.args[0] if expr.args else None
-        return q[len("torch."):] in torchapi.GRAPH_FOLLOWS_RECEIVER and first is not None and \
-            first.keyword is None and not first.star and carries_no_graph(index, first.value, names, depth + 1)
+        if q[len("torch."):] in torchapi.GRAPH_FOLLOWS_RECEIVER and first is not None and \
+                first.keyword is None and not first.star and carries_no_graph(index, first.value, names, depth + 1):
+            return True
+        # a torch op of inputs none of which holds a graph (`torch.round(acc * 100)`) records none
+        return q not in torchapi.TENSOR_FACTORIES and bool(expr.args) and \
+            all(_inert(index, a, names, depth) for a in expr.args)
     meth = func.attr.value  # a method (`np.mean(x)` reads as one of `np`, which is not shown graph-free)
     if meth in torchapi.INTEGER_RESULT_METHODS or _to_integer_dtype(index, expr):
         return True
-    return meth in torchapi.GRAPH_FOLLOWS_RECEIVER and carries_no_graph(index, func.value, names, depth + 1)
+    if meth.endswith("_") or meth == "requires_grad_":
+        return False  # in place: the receiver may take a graph from the arguments
+    return carries_no_graph(index, func.value, names, depth + 1) and \
+        all(_inert(index, a, names, depth) for a in expr.args)  # `(pred == y).sum(dim=0)`, `acc.round()`
+
+
+# `accuracy`, `binary_acc`, `get_accuracy`, `count_correct`: a helper named for an accuracy counts matches of
+# argmax'ed or thresholded predictions, which hold no graph. Trusted only for a helper the file does not define
+# (imported, or in a notebook cell that does not parse); one the file defines is read instead.
+_ACCURACY_NAME = re.compile(r"(?:^|_)(?:acc|accuracy|accu|correct|corrects)(?:_|$|\d)", re.IGNORECASE)
+
+
+def _defined_here(index, name: str) -> bool:
+    return any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == name for n in index.module.body) \
+        or any(isinstance(n, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                              for t in s.targets) for s in n.body) for n in index.module.body)
+
+
+def _inert(index, arg: cst.Arg, names, depth: int) -> bool:
+    """An argument that brings no graph into an op: graph-free, a string, `None`, a dtype (`torch.long`)."""
+    v = arg.value
+    if arg.star:
+        return False
+    if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(v, cst.Name) and v.value in ("None", "True", "False"):
+        return True
+    if isinstance(v, cst.Attribute) and (qualname(v, index.imports) or "").startswith("torch."):
+        return True  # `torch.float32`, `torch.long`
+    return carries_no_graph(index, v, names, depth + 1)
 
 
 def no_graph_from(index, expr: cst.CSTNode, sources: set[str], names=None) -> bool:
