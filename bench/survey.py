@@ -95,13 +95,13 @@ def count_python(tree: Path) -> tuple[int, int]:
     return files, lines
 
 
-def run_gradfix(tree: Path, timeout: float, pythonpath: str = "") -> tuple[list[dict], list[dict], int]:
+def run_gradfix(tree: Path, timeout: float, pythonpath: str = "", select: str = "") -> tuple[list[dict], list[dict], int]:
     env = dict(os.environ)
     env["GRADFIX_NO_CACHE"] = "1"  # measure the analysis, and write nothing into the surveyed trees
     if pythonpath:
         env["PYTHONPATH"] = pythonpath + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     proc = subprocess.run(
-        [sys.executable, "-m", "gradfix", "check", ".", "--format", "json"],
+        [sys.executable, "-m", "gradfix", "check", ".", "--format", "json"] + (["--select", select] if select else []),
         cwd=tree,
         capture_output=True,
         text=True,
@@ -180,7 +180,7 @@ def cmd_survey(args: argparse.Namespace) -> int:
         files, lines = count_python(tree)
         tot_files += files
         tot_lines += lines
-        findings, errors, _rc = run_gradfix(tree, args.timeout, args.pythonpath)
+        findings, errors, _rc = run_gradfix(tree, args.timeout, args.pythonpath, args.select)
         errors_total += len(errors)
         for e in errors:
             sys.stderr.write(f"{repo}: error {norm_path(str(e.get('path')))}:{e.get('line')}: {e.get('message')}\n")
@@ -278,6 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--list-unjudged", action="store_true", help="with --judged: list findings not yet judged")
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per repository")
     p.add_argument("--pythonpath", default="", help="folder put first on PYTHONPATH for gradfix (a pinned copy)")
+    p.add_argument("--select", default="", help="only these rules (`gradfix check --select`, e.g. GF101,GF208): "
+                   "a before/after comparison of the rules a change touches, in a fraction of the time")
     return cmd_survey(p.parse_args(argv))
 
 

@@ -7,6 +7,7 @@ import libcst as cst
 from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -121,7 +122,14 @@ class InplaceOnActivation(Rule):
             "the caller's tensor filled through a view is what the code means to do), and an imported module "
             "taken for a container: `torch.add(wx, b)` returns a new tensor, so `torch` never shares `b`'s storage "
             "(a hand-written SGD step `b.data.sub_(lr * b.grad)` after backward is silent). An in-place op on a "
-            "leaf that requires grad (`w.add_(1)`) raises an error of its own, which this rule does not report."
+            "leaf that requires grad (`w.add_(1)`) raises an error of its own, which this rule does not report. "
+            "A saved tensor also counts when it reaches the in-place op only on the path that skips `if` "
+            "statements rebinding the name (`out = self.act(h)` with `nn.LeakyReLU(inplace=True)`, then `if "
+            "self.use_dropout: out = self.drop(out)`, `out += x`): reported, naming those `if`s, when every "
+            "skipped test is a configuration flag (`self.flag`, `not self.flag`, `self.proj is None`, a parameter) "
+            "and no `else` rebinds the name. Left alone: a path around a test of the data or of `self.training` "
+            "(not shown to be taken in training), around a loop, or through an `if`/`else` whose every branch "
+            "rebinds the name, and a save made only inside the skipped `if`."
         ),
         why=(
             "The in-place op bumps the tensor's version counter, so `backward()` raises `RuntimeError: one of "
@@ -215,6 +223,12 @@ class InplaceOnActivation(Rule):
         saved = flow.saved_before(binding, st.index)
         if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
             saved = []  # backward() already used (and freed) the graph that saved it
+        when = ""
+        if not saved and isinstance(target, cst.Name):
+            found = _saved_on_a_skipping_path(flow, target.value, st.index)
+            if found is not None:
+                binding, saved, when = found
+                root = binding.root()
         aliases = flow.live_aliases(binding, st.index)
         if not saved and (isinstance(node, cst.Assign) or flow.holds(binding.grad) is not True):
             # no save: only an activation's live alias makes a hazard (a buffer, a batch or the
@@ -227,9 +241,9 @@ class InplaceOnActivation(Rule):
         name = ctx.code(target)
         if saved and isinstance(node, cst.Assign):
             message = (f"item assignment to `{name}` writes in place into a tensor autograd saved for backward "
-                       f"({saved[0]}): backward() raises \"modified by an inplace operation\"")
+                       f"({saved[0]}){when}: backward() raises \"modified by an inplace operation\"")
         elif saved:
-            message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}): "
+            message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}){when}: "
                        f"backward() raises \"modified by an inplace operation\"")
         else:
             message = f"in-place `{op_text}` on `{name}` also changes {', '.join(dict.fromkeys(aliases))}, which shares its storage"
@@ -270,6 +284,52 @@ class InplaceOnActivation(Rule):
             return None
         call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+def _saved_on_a_skipping_path(flow, name: str, step: int):
+    """(binding, why saved, when) for a binding of `name` that reaches `step` only when some `if` statements
+    rebinding `name` do not run, and that autograd saved (`out = self.act(h)` with an in-place LeakyReLU, then
+    `if self.use_dropout: out = self.drop(out)`, `out += x`). Each skipped test must be a configuration flag
+    (`self.simplify`, a parameter, `self.proj is None`): a path that skips a test on data or on
+    `self.training` is not shown to be taken in training. None when no such binding is shown."""
+    for reach in reaching(flow, name, step):
+        if not reach.skipped:
+            continue
+        tests = [t for chain in reversed(reach.skipped) for t in chain_tests(chain)]  # in source order
+        if not all(_config_flag(flow, t) for t in tests):
+            return None  # an earlier binding is reached only through this chain too
+        b = reach.binding
+        if b.no_grad or "." in b.name or not flow.is_tensor(b) or b.kind.value == "parameter" or \
+                b.root().kind.value == "parameter":
+            continue
+        inside = steps_in(flow, reach.skipped)
+        saves = [(i, why) for i, why in zip(flow.saved_steps(b, step), flow.saved_before(b, step)) if i not in inside]
+        if not saves or _backward_ran_since(flow, [i for i, _ in saves], step):
+            continue
+        skipped = " and ".join(f"`if {_code(flow, t)}:`" for t in tests)
+        return b, [why for _, why in saves], f" when {skipped} {'does' if len(tests) == 1 else 'do'} not run"
+    return None
+
+
+def _config_flag(flow, test) -> bool:
+    """`self.flag`, `not self.flag`, `self.proj is None`, a parameter `flag`: a setting fixed for the run, not
+    a value of the data or the module's train/eval mode."""
+    if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
+        return _config_flag(flow, test.expression)
+    if isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, (cst.Is, cst.IsNot)) and \
+            isinstance(test.comparisons[0].comparator, cst.Name) and test.comparisons[0].comparator.value == "None":
+        return _config_flag(flow, test.left)
+    if isinstance(test, cst.Attribute) and isinstance(test.value, cst.Name) and test.value.value == "self":
+        return test.attr.value != "training"
+    if isinstance(test, cst.Name):
+        b = flow.name_binding(test)
+        return b is not None and b.is_param
+    return False
+
+
+def _code(flow, node) -> str:
+    return cst.Module([]).code_for_node(node).strip()
 
 
 def _inplace_chain(call: cst.Call) -> tuple[list[cst.Call], cst.BaseExpression]:

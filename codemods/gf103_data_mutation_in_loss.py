@@ -14,7 +14,8 @@ from gradfix.analysis.params import FACTORIES
 from gradfix.analysis.tree import walk as _walk
 from gradfix.analysis.torchapi import is_inplace_method
 from gradfix.analysis.trainstep import (
-    forward_output_name, literal_number, model_and_optimizer_setup, optimizer_name, step_snippet, torch_alias,
+    forward_output_name, literal_number, loss_expressions, model_and_optimizer_setup, optimizer_name, step_snippet,
+    torch_alias,
 )
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -26,20 +27,24 @@ _CLAMP_FUNCS = {"clamp", "clip", "clamp_min", "clamp_max", "renorm"}
 def _pending_window(tl) -> list:
     """The steps between a forward call whose graph `tl`'s backward() will use and that backward():
     after the iteration's previous backward() (a GAN's discriminator step backpropagates the real
-    batch before the fake one), and after a model call of that segment. A `.data` write before the
-    segment's first forward, or after an earlier backward, changes nothing a pending graph saved."""
+    batch before the fake one), and after a model call of that segment whose result flows into the
+    backpropagated loss. A `.data` write before the segment's first such forward, or after an earlier
+    backward, changes nothing a pending graph saved: a forward whose output only feeds an `assert` or a
+    print (a notebook's test cell setting weights before the forward it backpropagates) holds no graph
+    that backward() reads."""
     steps = tl.between_forward_and_backward()
     flow = tl.flow
     start = -1
     for st in steps:
         if st.index < tl.backward.index and calls_backward(st, flow):
             start = st.index
+    feeds_loss = {id(node) for node, _value in loss_expressions(tl, unpacked=True)}
     out, forward_seen = [], False
     for st in steps:
         if st.index <= start:
             continue
         if not forward_seen and not isinstance(st.node, cst.BaseCompoundStatement):
-            forward_seen = any(is_model_call(c, flow) for c in _walk_calls(st.node))
+            forward_seen = id(st.node) in feeds_loss and any(is_model_call(c, flow) for c in _walk_calls(st.node))
             if forward_seen:
                 continue  # the forward statement itself: a write in it would precede the call
         if forward_seen:
@@ -276,7 +281,11 @@ class DataMutationInLoss(Rule):
             "only writes to parameters count (a module's attribute, a parameter loop variable, a name gradfix "
             "cannot place) while a forward's graph is pending: refilling a data buffer the file created "
             "(`noise.data.normal_()`, `label.data.fill_(0)`) and writes after the iteration's previous backward() "
-            "and before the next model call (a GAN's discriminator step) are left alone, and so are writes to "
+            "and before the next model call (a GAN's discriminator step) are left alone, and so are writes before the "
+            "first forward whose result flows into the backpropagated loss: a forward whose output only feeds an "
+            "`assert`, a print or a comparison holds no graph that backward() reads (a notebook's test cell that "
+            "checks a module's output, sets its weights through `.data`, then runs the forward it backpropagates), "
+            "and so are writes to "
             "gradients (`p.grad.data.zero_()`, a hand-written zero_grad). In straight-line code (a script or a "
             "notebook's cells with no training loop) a write counts only after the layer that owns the weight ran: "
             "setting a fresh layer's weights through `.data` before its first call is an initialisation. A tensor "

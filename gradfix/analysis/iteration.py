@@ -27,7 +27,7 @@ from gradfix.analysis.loops import (
     TrainingLoop, backward_target, is_model_call, is_optimizer_step, training_loops,
 )
 from gradfix.analysis.names import chain_root, dotted, qualname
-from gradfix.analysis.numbers import bound_values, is_metric_value, is_number
+from gradfix.analysis.numbers import bound_values, is_metric_value, is_number, no_graph_from
 from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
 from gradfix.analysis.expressions import (
@@ -323,6 +323,8 @@ class Iteration:
                 how = "float"  # `acc += accuracy(out, y)` with a helper ending in `.item()`
             elif is_metric_value(self.index, value, bound_values(self.flow, st.index)):
                 how = "detach"  # `acc += acc_fn(out, y)`, a torchmetrics Accuracy: no graph to keep
+            elif no_graph_from(self.index, value, loss_names, bound_values(self.flow, st.index)):
+                how = "detach"  # `acc += accuracy(out, y) * n`, an `eq(argmax(...))` mean: no graph to keep
         return total, how
 
     # -- facts -----------------------------------------------------------

@@ -1,16 +1,27 @@
-"""Plain Python numbers: values shown never to hold an autograd graph.
+"""Plain Python numbers and graph-free tensors: values shown never to hold an autograd graph.
 
 `acc += accuracy(out, y)` keeps no graph when the file's `accuracy()` ends in `.item()`, and neither does
 `total += loss` when `loss` was last bound to a helper that sums `math.log` terms. A value counts only when
 every way it is made is shown to give a number (a literal, `len`/`int`/`float`/`bool`, `.item()`, `math.*`,
 `.size(0)`, arithmetic of numbers, a name bound only to numbers, a function of this file whose every `return`
 gives one); anything else is unknown, and unknown is not a number.
+
+`carries_no_graph` widens that to tensors that cannot require grad: an integer or boolean result (`argmax`,
+`eq`, `==` and the other comparisons, `.long()`, the indices of `topk`/`sort`/`max(dim)`), and what follows
+only from such tensors (`.float()`, `.sum()`, `.mean()`, arithmetic with numbers). An accuracy built from
+them (`torch.eq(out.argmax(1), y).float().mean()`) holds no graph whatever the model output it compared,
+and so does any op all of whose inputs hold none (`torch.round(acc * 100)`). One naming convention is
+trusted: a helper called `accuracy` / `binary_acc` / `count_correct` that the file does not define (imported,
+or in a notebook cell that does not parse) is taken to return such a count.
 """
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
+from gradfix.analysis import torchapi
 from gradfix.analysis.names import qualname
 
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool"})
@@ -57,17 +68,27 @@ def is_number(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bool:
 def returns_number(index, name: str, depth: int = 0) -> bool:
     """Whether every top-level function `name` of the file (a notebook may define it twice) returns a Python
     number from every `return`, following the function's own assignments of the returned names."""
-    cache = index.__dict__.setdefault("_returns_number", {})
+    return _returns(index, name, depth, is_number, "_returns_number")
+
+
+def returns_no_graph(index, name: str, depth: int = 0) -> bool:
+    """Whether every top-level function `name` of the file returns, from every `return`, a value that
+    `carries_no_graph` (an accuracy helper ending in `torch.eq(...).float().mean()`)."""
+    return _returns(index, name, depth, carries_no_graph, "_returns_no_graph")
+
+
+def _returns(index, name: str, depth: int, test, key: str) -> bool:
+    cache = index.__dict__.setdefault(key, {})
     if name in cache:
         return cache[name]
     cache[name] = False  # recursion
     defs = [n for n in index.module.body if isinstance(n, cst.FunctionDef) and n.name.value == name]
-    result = bool(defs) and all(_function_returns_number(index, fn, depth) for fn in defs)
+    result = bool(defs) and all(_function_returns(index, fn, depth, test) for fn in defs)
     cache[name] = result
     return result
 
 
-def _function_returns_number(index, fn: cst.FunctionDef, depth: int) -> bool:
+def _function_returns(index, fn: cst.FunctionDef, depth: int, test) -> bool:
     if fn.asynchronous is not None or not all(_harmless_decorator(d.decorator) for d in fn.decorators):
         return False
     assigned: dict[str, list] = {}
@@ -99,7 +120,7 @@ def _function_returns_number(index, fn: cst.FunctionDef, depth: int) -> bool:
             return None
         return assigned.get(name.value)
 
-    return all(is_number(index, v, names, depth) for v in returns)
+    return all(test(index, v, names, depth) for v in returns)
 
 
 def _harmless_decorator(dec) -> bool:
@@ -181,4 +202,177 @@ def is_metric_value(index, expr: cst.CSTNode, names) -> bool:
     return q.startswith("torchmetrics.") and q.rsplit(".", 1)[-1] in _NONDIFF_METRICS
 
 
-__all__ = ["is_number", "returns_number", "bound_values", "is_metric_value"]
+_ARITHMETIC = _NUMBER_OPS + (cst.BitAnd, cst.BitOr, cst.BitXor)
+_ZERO = cst.Integer("0")
+
+
+def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bool:
+    """Whether `expr` is shown to hold no autograd graph: a Python number (`is_number`), a tensor of an
+    integer or boolean dtype (`argmax`, `eq`, a comparison, `.long()`, the indices of `topk` / `sort` /
+    `max(x, 1)`), `.detach()` / `.item()` / `.data`, or a dtype move, shape change or reduction of such a
+    tensor (`.float().mean()`), arithmetic of them, a name bound only to them, or a function of this file
+    whose every `return` gives one. `names` as for `is_number`."""
+    if depth > _DEPTH:
+        return False
+    if is_number(index, expr, names, depth):
+        return True
+    t = type(expr)
+    if t is cst.Comparison:
+        return True  # `pred == y`, `p > 0.5`: a bool (or a bool tensor), never a graph
+    if t is cst.UnaryOperation:
+        return isinstance(expr.operator, cst.Not) or carries_no_graph(index, expr.expression, names, depth)
+    if t is cst.BinaryOperation:
+        return isinstance(expr.operator, _ARITHMETIC) and carries_no_graph(index, expr.left, names, depth) and \
+            carries_no_graph(index, expr.right, names, depth)
+    if t is cst.IfExp:
+        return carries_no_graph(index, expr.body, names, depth) and carries_no_graph(index, expr.orelse, names, depth)
+    if t is cst.Subscript:
+        if _pair_call(index, expr.value) and _second_item(expr):
+            return True  # `torch.max(out, 1)[1]`, `out.topk(5)[1]`: the indices
+        return carries_no_graph(index, expr.value, names, depth)
+    if t is cst.Attribute:
+        if expr.attr.value == "indices" and _pair_call(index, expr.value):
+            return True
+        return expr.attr.value in ("data", "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad")
+    if t is cst.Name:
+        if names is None:
+            return False
+        values = names(expr)
+        if not values or any(v is None for v in values):
+            return False
+        # `acc = torch.round(acc * 100)`: each binding holds no graph if the name held none before it
+        own = expr.value
+        assumed = lambda n: [_ZERO] if n.value == own else names(n)  # noqa: E731
+        return all(carries_no_graph(index, v, assumed, depth + 1) for v in values)
+    if t is not cst.Call:
+        return False
+    func = expr.func
+    if isinstance(func, cst.Name):
+        if _ACCURACY_NAME.search(func.value) and not _defined_here(index, func.value):
+            return True
+        return returns_no_graph(index, func.value, depth + 1)
+    if not isinstance(func, cst.Attribute):
+        return False
+    q = qualname(func, index.imports) or ""
+    if q.startswith("torch."):
+        if q in torchapi.INTEGER_RESULT_FUNCS:
+            return True
+        first = expr.args[0] if expr.args else None
+        if q[len("torch."):] in torchapi.GRAPH_FOLLOWS_RECEIVER and first is not None and \
+                first.keyword is None and not first.star and carries_no_graph(index, first.value, names, depth + 1):
+            return True
+        # a torch op of inputs none of which holds a graph (`torch.round(acc * 100)`) records none
+        return q not in torchapi.TENSOR_FACTORIES and bool(expr.args) and \
+            all(_inert(index, a, names, depth) for a in expr.args)
+    meth = func.attr.value  # a method (`np.mean(x)` reads as one of `np`, which is not shown graph-free)
+    if meth in torchapi.INTEGER_RESULT_METHODS or _to_integer_dtype(index, expr):
+        return True
+    if meth.endswith("_") or meth == "requires_grad_":
+        return False  # in place: the receiver may take a graph from the arguments
+    return carries_no_graph(index, func.value, names, depth + 1) and \
+        all(_inert(index, a, names, depth) for a in expr.args)  # `(pred == y).sum(dim=0)`, `acc.round()`
+
+
+# `accuracy`, `binary_acc`, `get_accuracy`, `count_correct`: a helper named for an accuracy counts matches of
+# argmax'ed or thresholded predictions, which hold no graph. Trusted only for a helper the file does not define
+# (imported, or in a notebook cell that does not parse); one the file defines is read instead.
+_ACCURACY_NAME = re.compile(r"(?:^|_)(?:acc|accuracy|accu|correct|corrects)(?:_|$|\d)", re.IGNORECASE)
+
+
+def _defined_here(index, name: str) -> bool:
+    return any(isinstance(n, (cst.FunctionDef, cst.ClassDef)) and n.name.value == name for n in index.module.body) \
+        or any(isinstance(n, cst.SimpleStatementLine) and any(
+            isinstance(s, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == name
+                                              for t in s.targets) for s in n.body) for n in index.module.body)
+
+
+def _inert(index, arg: cst.Arg, names, depth: int) -> bool:
+    """An argument that brings no graph into an op: graph-free, a string, `None`, a dtype (`torch.long`)."""
+    v = arg.value
+    if arg.star:
+        return False
+    if isinstance(v, (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)):
+        return True
+    if isinstance(v, cst.Name) and v.value in ("None", "True", "False"):
+        return True
+    if isinstance(v, cst.Attribute) and (qualname(v, index.imports) or "").startswith("torch."):
+        return True  # `torch.float32`, `torch.long`
+    return carries_no_graph(index, v, names, depth + 1)
+
+
+def no_graph_from(index, expr: cst.CSTNode, sources: set[str], names=None) -> bool:
+    """Whether every part of `expr` that reads one of the names `sources` (the tensors that carry the
+    graph, such as a step's model output) is shown to hold no graph: `acc(out, y) * n` adds no graph of
+    `out` whatever `n` is, when `acc` returns a comparison's mean."""
+    if not _reads(expr, sources):
+        return True
+    if carries_no_graph(index, expr, names):
+        return True
+    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, _NUMBER_OPS):
+        return no_graph_from(index, expr.left, sources, names) and no_graph_from(index, expr.right, sources, names)
+    if isinstance(expr, cst.UnaryOperation) and isinstance(expr.operator, cst.Minus):
+        return no_graph_from(index, expr.expression, sources, names)
+    return False
+
+
+def _reads(expr, names: set[str]) -> bool:
+    stack = [expr]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.Name) and node.value in names:
+            return True
+        if isinstance(node, cst.Attribute):
+            stack.append(node.value)  # `out.indices`: the attribute's name is not a read
+            continue
+        stack.extend(node.children)
+    return False
+
+
+def _pair_call(index, expr) -> bool:
+    """A call returning a (values, indices) pair: `topk`, `sort`, `max(x, 1)`, `x.max(dim=1)`."""
+    if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Attribute):
+        return False
+    function = (qualname(expr.func, index.imports) or "").startswith("torch.")
+    if not function and index.imports.is_module(expr.func.value):
+        return False  # `np.sort(a)`: another library's function
+    name = expr.func.attr.value
+    if name in torchapi.PAIR_RETURNING_ALWAYS:
+        return True
+    if name not in torchapi.PAIR_RETURNING_WITH_DIM:
+        return False
+    positional = [a for a in expr.args if a.keyword is None and not a.star]
+    at = 1 if function else 0  # `torch.max(x, 1)`, `x.max(1)`
+    dim = positional[at].value if len(positional) > at else None
+    if any(a.keyword is not None and a.keyword.value == "dim" for a in expr.args):
+        return True
+    if isinstance(dim, cst.UnaryOperation) and isinstance(dim.operator, cst.Minus):
+        dim = dim.expression
+    return isinstance(dim, cst.Integer)  # `torch.max(a, b)` of two tensors is elementwise: not a pair
+
+
+def _second_item(sub: cst.Subscript) -> bool:
+    if len(sub.slice) != 1 or not isinstance(sub.slice[0].slice, cst.Index):
+        return False
+    v = sub.slice[0].slice.value
+    return isinstance(v, cst.Integer) and v.value == "1"
+
+
+_INTEGER_DTYPES = frozenset({"long", "int", "int64", "int32", "int16", "int8", "uint8", "bool", "short"})
+
+
+def _to_integer_dtype(index, call: cst.Call) -> bool:
+    """`.to(torch.long)`, `.type(torch.LongTensor)`: a move to an integer dtype."""
+    meth = call.func.attr.value
+    if meth not in ("to", "type") or not call.args:
+        return False
+    first = call.args[0]
+    q = qualname(first.value, index.imports) or ""
+    if first.keyword is not None and first.keyword.value != "dtype":
+        return False
+    last = q.rsplit(".", 1)[-1]
+    return q.startswith("torch.") and (last in _INTEGER_DTYPES or last in ("LongTensor", "IntTensor", "BoolTensor",
+                                                                           "ByteTensor", "ShortTensor"))
+
+
+__all__ = ["is_number", "returns_number", "returns_no_graph", "carries_no_graph", "no_graph_from", "bound_values",
+           "is_metric_value"]

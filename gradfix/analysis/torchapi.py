@@ -110,6 +110,34 @@ NON_DIFFERENTIABLE_METHODS = frozenset(
      "data_ptr", "element_size", "is_contiguous", "get_device", "unique", "bincount", "count_nonzero",
      "logical_not", "logical_and", "logical_or", "all", "any", "type"}
 )
+# Ops whose result has an integer or boolean dtype (or is cut from the graph), whatever their inputs: such a
+# tensor can never require grad, so it holds no autograd graph. Stricter than NON_DIFFERENTIABLE_*: `round`,
+# `sign`, `floor` return float tensors that keep a grad_fn (of zero gradient), and `type(...)` keeps the graph.
+INTEGER_RESULT_FUNCS = frozenset(
+    "torch." + n for n in (
+        "argmax", "argmin", "argsort", "argwhere", "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "greater",
+        "less", "greater_equal", "less_equal", "not_equal", "isnan", "isinf", "isfinite", "isclose",
+        "bucketize", "searchsorted", "count_nonzero", "logical_and", "logical_or", "logical_not", "logical_xor",
+    )
+)
+INTEGER_RESULT_METHODS = frozenset(
+    {"detach", "item", "tolist", "long", "int", "bool", "byte", "short", "char", "argmax", "argmin", "argsort",
+     "nonzero", "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "greater_equal", "less_equal", "not_equal",
+     "isnan", "isinf", "isfinite", "isclose", "count_nonzero", "logical_not", "logical_and", "logical_or",
+     "logical_xor", "all", "any"}
+)
+# Ops returning a (values, indices) pair: `[1]` / `.indices` is an integer tensor. max / min / median / mode
+# return the pair only when given a dimension (`torch.max(a, b)` of two tensors is elementwise).
+PAIR_RETURNING_ALWAYS = frozenset({"topk", "sort", "kthvalue", "mode", "cummax", "cummin"})
+PAIR_RETURNING_WITH_DIM = frozenset({"max", "min", "median", "nanmedian"})
+# Methods (and `torch.` functions of the same name, the tensor first) whose result holds a graph only when
+# the tensor does: dtype and device moves, shape changes, reductions. Their other arguments are sizes,
+# dimensions, dtypes or devices (`x.to(y)` takes y's dtype and device, not its graph).
+GRAPH_FOLLOWS_RECEIVER = frozenset(
+    {"float", "double", "half", "bfloat16", "cpu", "cuda", "to", "type_as", "view", "view_as", "reshape",
+     "reshape_as", "squeeze", "unsqueeze", "flatten", "contiguous", "clone", "t", "sum", "mean", "nansum",
+     "nanmean", "numpy", "permute", "transpose"}
+)
 # Methods returning a tensor that shares storage (and the version counter) with the receiver.
 VIEW_METHODS = frozenset(
     {
