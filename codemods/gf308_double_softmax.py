@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.gradpath import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
+from gradfix.analysis.probabilities import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, last_name
 from gradfix.rule import Rule, RuleDocs
