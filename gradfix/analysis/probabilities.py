@@ -72,6 +72,10 @@ class Probabilities:
                 found = self.class_output(ctor)
                 if found is not None and self._takes_guarded_branch(ctor, expr) is True:
                     return found[0], f"{ctor}.forward ({found[1]})"
+            if ctor is not None and "." in ctor and index.project is not None:
+                head = index.project.forward_head(ctor)   # a module class of another file (analysis/returns.py)
+                if head is not None:
+                    return head, f"{ctor}.forward, which ends in {head}"
             if ctor is None and isinstance(func, cst.Name) and flow is not None:
                 return self._factory_output(func, flow, depth)
             return None
@@ -108,10 +112,19 @@ class Probabilities:
             lb = flow.load_binding.get(id(value))
             listed = lb.value if lb is not None else None
             value = listed.elt if isinstance(listed, cst.ListComp) else None
-        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Name)):
+        if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute))):
             return None
-        fn = self.index.functions.get(value.func.value)
-        if fn is None or depth > 2:
+        fn = self.index.functions.get(value.func.value) if isinstance(value.func, cst.Name) else None
+        if fn is None:
+            # a function of another file of the project (analysis/returns.py)
+            q = qualname(value.func, self.index.imports)
+            made = self.index.module_factory(q) if q and "." in q else None
+            heads = {r.head for r in made} if made else set()
+            if len(heads) == 1 and None not in heads:
+                kind = heads.pop()
+                return kind, f"{q}() returns a module ending in {kind}"
+            return None
+        if depth > 2:
             return None
         fn_flow = self.index.flow(fn)
         found = []
@@ -124,12 +137,20 @@ class Probabilities:
                     rb = fn_flow.load_binding.get(id(ret))
                     ret = rb.value if rb is not None else None
                 hit = self._sequential_last(ret) if isinstance(ret, cst.Call) else None
+                if hit is not None:
+                    hit = (hit[0], f"an {hit[1]}")
+                elif isinstance(ret, cst.Call) and isinstance(ret.func, cst.Name) and \
+                        ret.func.value in self.index.module_classes:
+                    # a model class of the file whose forward ends in a softmax, with no flag guarding it
+                    out = self.class_output(ret.func.value)
+                    if out is not None and not self._guard_cache.get(ret.func.value):
+                        hit = (out[0], f"a {ret.func.value}, whose forward ends in {out[1]}")
                 if hit is None:
                     return None
                 found.append(hit)
         if not found or len({k for k, _ in found}) != 1:
             return None
-        return found[0][0], f"{value.func.value}() returns an {found[0][1]}"
+        return found[0][0], f"{value.func.value}() returns {found[0][1]}"
 
     def _element_of(self, value, position: int, flow: Flow) -> tuple[str, str] | None:
         """Element `position` of what `value` returns, when `value` calls a model class of the file
