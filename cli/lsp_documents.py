@@ -446,7 +446,8 @@ def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser
         project.load_folder(os.path.dirname(os.path.abspath(path)))
         pending = _flush_pending(project, keep=os.path.abspath(path))
         if scopes.key is not None and scopes.key[0] is engine and \
-                scopes.cache.summary_unchanged(units, functools.partial(_unit_signature, project.root),
+                scopes.cache.summary_unchanged(units, functools.partial(_unit_signature, project.root,
+                                                                        _import_lines(units)),
                                                lambda module: not project.names_module(module)):
             # what this file's own analysis reads of its summary is unchanged: summarising it
             # (a walk of the whole file) waits until another document is analysed
@@ -466,14 +467,27 @@ def _lint_scopes(engine: Engine, text: str, path: str, parser: IncrementalParser
     return result
 
 
+def _import_lines(units) -> str | None:
+    """The document's import units, as text: the context a unit's names are qualified in
+    (`nn.Softmax` is `torch.nn.Softmax` only with the file's `from torch import nn`). None when
+    an import sits in a unit with other code (a `try:` block, a function): not collected."""
+    if units is None or any(u.facts.has_import and not u.facts.only_imports for u in units):
+        return None
+    return "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units if u.facts.only_imports)
+
+
 @functools.lru_cache(maxsize=256)
-def _unit_signature(root: str, unit: str) -> tuple | None:
+def _unit_signature(root: str, imports: str | None, unit: str) -> object:
     """What the project index keeps of one top-level statement besides its calls (its classes'
-    bases as written, their methods and whether they create state; its functions)."""
-    s = summarise(os.path.join(root, "unit.py"), unit, root)
+    bases as written, their methods and whether they create state; its functions; what its
+    functions and forward return, analysis/returns.py, read with the file's imports). Without
+    the imports, a value equal to no other: the summary is not taken to be unchanged."""
+    if imports is None:
+        return object()
+    s = summarise(os.path.join(root, "unit.py"), imports + unit, root)
     if s is None:
         return None
-    return (sorted(s.classes.items()), sorted(s.functions), sorted(s.stateless))
+    return (sorted(s.classes.items()), sorted(s.functions), sorted(s.stateless), s.returned_facts())
 
 
 # per project index: the documents whose summary update was put off (path -> text, CPython tree)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import argument_for
+from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import _body, iterations
+from gradfix.analysis.names import dotted
 from gradfix.analysis.schedules import scheduler_info
 from gradfix.analysis.loopedits import (
     Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
@@ -22,7 +25,11 @@ class SchedulerBeforeOptimizer(Rule):
             "Finds `scheduler.step()` that runs before the iteration's `optimizer.step()` (or `scaler.step(optimizer)`): "
             "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop. The "
             "scheduler is one built in the file on that optimizer, or, when its type is not known, a `*sched*` name "
-            "in a loop that steps a single optimizer. An epoch-start step inside a branch counts too (`else: "
+            "in a loop that steps a single optimizer (also bound to what a function gradfix cannot see returns, when "
+            "it is handed the optimizer: `scheduler = get_scheduler(optimizer, cfg)`). Also an epoch loop whose "
+            "body steps a torch scheduler built on the optimizer, on a line of its own, before the line that calls a "
+            "function of the file whose training loop steps that optimizer (`scheduler.step(); train(model, "
+            "loader, optimizer)`; reported without a fix). An epoch-start step inside a branch counts too (`else: "
             "scheduler.step()` after `if isinstance(scheduler, ReduceLROnPlateau):`, `if args.flag:`), as long as "
             "no condition on its way reads the epoch. `ReduceLROnPlateau`, `scheduler.step(value)`, a scheduler in "
             "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
@@ -101,6 +108,77 @@ class SchedulerBeforeOptimizer(Rule):
                 else:
                     fix = self._epoch_fix(ctx, it, e) if in_epoch else self._swap_fix(ctx, it, e, step)
                 yield ctx.finding(e.node, message, fix)
+        yield from self._before_training_helper(ctx, seen)
+
+    def _before_training_helper(self, ctx, seen: set[int]):
+        """`for epoch in ...: scheduler.step(); train(model, loader, optimizer)`, where `train` is a function of
+        the file whose training loop steps the optimizer it is given: the epoch loop of the caller steps the
+        schedule before the first epoch's optimizer steps."""
+        index = ctx.index
+        for it in iterations(index):
+            step = it.step_event()
+            fn = it.scope
+            if it.backward is None or step is None or not isinstance(fn, cst.FunctionDef) or \
+                    index.functions.get(fn.name.value) is not fn or it.epoch_loop is not None:
+                continue
+            params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+            if step.recv not in params:
+                continue
+            for flow, st, call, bound in index.callgraph.sites(fn) or ():
+                arg = argument_for(fn, call, step.recv, bound)
+                opt = dotted(arg) if arg is not None else None
+                loop = self._enclosing_loop(index, call)
+                if opt is None or loop is None:
+                    continue
+                sched = self._stepped_before(index, flow, loop, call, opt, fn.name.value)
+                if sched is None or id(sched) in seen:
+                    continue
+                seen.add(id(sched))
+                recv = index.code(sched.func.value)
+                yield ctx.finding(sched, (
+                    f"`{recv}.step()` runs at the start of each pass of this loop, before `{fn.name.value}(...)` steps "
+                    f"`{opt}`: the first value of the schedule is skipped and every later epoch uses the next one "
+                    f"(PyTorch warns: call optimizer.step() before lr_scheduler.step())"), None)
+
+    @staticmethod
+    def _enclosing_loop(index, call):
+        """The loop whose body holds the statement line of `call` directly."""
+        line = index.enclosing(call, (cst.SimpleStatementLine,))
+        loop = index.parents.get(index.parents.get(line)) if line is not None else None
+        if isinstance(loop, (cst.For, cst.While)) and any(s is line for s in _body(loop)):
+            return loop
+        return None
+
+    @staticmethod
+    def _stepped_before(index, flow, loop, call, opt: str, helper: str):
+        """The `sched.step()` call that a top-level line of `loop`'s body makes before the line calling the
+        helper, where `sched` is bound only to a torch scheduler (not ReduceLROnPlateau) built on `opt`; no
+        optimizer step, no other call of the helper and no line that leaves the pass may come between."""
+        body = _body(loop)
+        line = index.enclosing(call, (cst.SimpleStatementLine,))
+        k = next(i for i, s in enumerate(body) if s is line)
+        found = None
+        for stmt in body[:k]:
+            text = index.code(stmt)
+            if found is not None and (f"{opt}.step" in text or f"{helper}(" in text or "continue" in text
+                                      or "break" in text or "return" in text):
+                return None
+            if found is None and f"{helper}(" in text:
+                return None  # the helper trains first: the schedule steps after an epoch
+            if found is not None or not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+                continue
+            small = stmt.body[0]
+            c = small.value if isinstance(small, cst.Expr) else None
+            if not (isinstance(c, cst.Call) and isinstance(c.func, cst.Attribute) and c.func.attr.value == "step"
+                    and not c.args):
+                continue
+            name = dotted(c.func.value)
+            bs = [b for b in flow.visible_bindings(name)] if name else []
+            if bs and all(b.kind is Kind.SCHEDULER and isinstance(b.value, cst.Call) and b.value.args
+                          and dotted(b.value.args[0].value) == opt and "Plateau" not in (b.ctor or "")
+                          for b in bs):
+                found = c
+        return found
 
     def _swap_fix(self, ctx, it, e, step):
         index = ctx.index

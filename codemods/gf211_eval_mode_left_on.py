@@ -145,6 +145,18 @@ class _Modes:
         return frozenset(out)
 
 
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    return any(n is node for n in walk(tree))
+
+
+def _loop_of(index, node: cst.CSTNode):
+    """The innermost loop around `node` (None outside one, or across a function)."""
+    cur = index.parents.get(node)
+    while cur is not None and not isinstance(cur, (cst.For, cst.While, cst.FunctionDef, cst.Lambda)):
+        cur = index.parents.get(cur)
+    return cur if isinstance(cur, (cst.For, cst.While)) else None
+
+
 def _may_change_mode(index, stmts: list) -> bool:
     """Cheap first look: a `.eval()` / `.train(...)` call, or a call of a function of this file."""
     for stmt in stmts:
@@ -183,7 +195,10 @@ class EvalModeLeftOn(Rule):
             "In a training loop nested in an epoch loop, finds `model.eval()` (or `model.train(False)`, or a call of "
             "a function of this file that leaves the model it is given in eval mode, such as an `evaluate(model, "
             "loader)` helper) that runs in the epoch loop's body while no `model.train()` runs between it and the "
-            "next epoch's batch loop. `model` is a module the training loop calls and its optimizer steps. Left alone: "
+            "next epoch's batch loop. Also inside the batch loop (validation every N steps, with or without an "
+            "epoch loop): such an eval on some pass with no `model.train()` before the next batch's forward, so the "
+            "batches after it train in eval mode; not when the first batch already runs in eval mode (on purpose) "
+            "or the body breaks out of the loop or returns. `model` is a module the training loop calls and its optimizer steps. Left alone: "
             "a `model.train()` "
             "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
@@ -224,9 +239,12 @@ class EvalModeLeftOn(Rule):
         index = ctx.index
         seen: set[int] = set()
         for it in iterations(index):
-            if it.loop is None or it.epoch_loop is None or id(it.loop) in seen:
+            if it.loop is None or id(it.loop) in seen:
                 continue
             seen.add(id(it.loop))
+            if it.epoch_loop is None or not any(s is it.loop for s in _body(it.epoch_loop)):
+                yield from self._within_batch_loop(ctx, it)
+                continue
             stmts = _body(it.epoch_loop)
             if not any(s is it.loop for s in stmts):
                 continue  # the batch loop sits under a condition or a `with`: not followed
@@ -239,13 +257,56 @@ class EvalModeLeftOn(Rule):
                 if finding is not None:
                     yield finding
 
+    def _within_batch_loop(self, ctx, it):
+        """The batch loop on its own (no epoch loop around it, or one that does not hold it directly)."""
+        if not _may_change_mode(ctx.index, [it.loop]):
+            return
+        trained = GradPaths(it.tl).trained
+        for model in sorted({e.recv for e in it.events if e.op == "forward" and e.recv} & trained):
+            finding = self._inside_loop(ctx, it, model)
+            if finding is not None:
+                yield finding
+
+    def _inside_loop(self, ctx, it, model: str):
+        """`model.eval()` (or a helper leaving it in eval mode) inside the batch loop, every few steps, with no
+        `model.train()` before the next batch's forward: the rest of the pass trains in eval mode. Not when the
+        first batch already runs in eval mode (set on purpose), nor when the body breaks out of the loop."""
+        index = ctx.index
+        body = _body(it.loop)
+        forward = next((e for e in it.events if e.op == "forward" and e.recv == model), None)
+        if forward is None:
+            return None
+        k = next((i for i, s in enumerate(body) if s is forward.line or _contains(s, forward.line)), None)
+        if k is None or any(isinstance(n, cst.Break) and _loop_of(index, n) is it.loop for n in walk(it.loop)):
+            return None
+        modes = _Modes(index, model)
+        trained = frozenset({(TRAIN, None)})
+        modes.jumps.append(set())   # a `continue` of the batch loop starts its next pass
+        try:
+            at_first = modes.block(body[:k], trained)
+            end = modes.block(body, trained) | frozenset(modes.jumps[-1])
+            at_next = modes.block(body[:k], end)
+        except _Unknown:
+            return None
+        if any(m == EVAL for m, _ in at_first) or modes.returns:
+            return None   # eval on purpose before the first batch's forward, or a body that returns
+        culprits = [n for m, n in at_next if m == EVAL and n is not None and _contains(it.loop, n)]
+        if not culprits or not self._mode_dependent(ctx, it, model):
+            return None
+        culprit = min(culprits, key=lambda n: (index.position(n).start.line, index.position(n).start.column))
+        message = (f"`{code_of(culprit)}` leaves `{model}` in eval mode inside the batch loop, and nothing calls "
+                   f"`{model}.train()` before the next batch's forward: the batches after it train in eval mode, "
+                   f"with dropout off and batch norm using, and never updating, its running statistics; call "
+                   f"`{model}.train()` after it")
+        return ctx.finding(culprit, message, None)
+
     def _inspect(self, ctx, it, model: str, before: list, after: list):
         modes = _Modes(ctx.index, model)
         trained = frozenset({(TRAIN, None)})
         try:
             if modes.statement(it.loop, trained) != trained or \
                     modes.statement(it.loop, frozenset({(EVAL, None)})) != frozenset({(EVAL, None)}):
-                return None  # the batch loop changes the mode itself: another shape
+                return self._inside_loop(ctx, it, model)  # the batch loop changes the mode itself
             first = modes.block(before, trained)
             modes.next_iteration = set()
             end = modes.block(after, first) | frozenset(modes.next_iteration)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.gradpath import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
+from gradfix.analysis.probabilities import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, last_name
 from gradfix.rule import Rule, RuleDocs
@@ -26,7 +26,10 @@ class DoubleSoftmax(Rule):
             "through a name, from `nn.Softmax`/`nn.LogSoftmax` modules, or from a model whose `forward` returns "
             "one (a model class of the file, or an `nn.Sequential` ending in `nn.Softmax`, also built from a "
             "layer list, `nn.Sequential(*layers)`, returned by a factory function of the file, or wrapped by "
-            "`torch.compile`), and the element of a tuple-returning model's output that is one "
+            "`torch.compile`), a model class of the file returned by a factory of the file, a model class of "
+            "another checked file whose forward's one `return` (its last statement) gives a softmax output "
+            "(`probs = self.softmax(logits); return probs`), and what a function of another checked file returns "
+            "when every path returns an `nn.Sequential` ending in a softmax or such a class, and the element of a tuple-returning model's output that is one "
             "(`score, cls = disc(img)`). A forward whose softmax "
             "runs only under a test of one of its parameters (`if apply_softmax: x = F.softmax(x, dim=1)`) counts "
             "only at a call that is shown to take that branch: the flag passed as `True` (by keyword or position), "

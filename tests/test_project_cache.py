@@ -107,3 +107,46 @@ def test_a_damaged_summary_or_facts_entry_is_computed_again(tmp_path, monkeypatc
         entry.write_text('{"imports": 3}')
     again, engine = run(tmp_path, monkeypatch, cached=True)
     assert again == cold and engine.project.parsed == 4 and len(engine.linted) == 4
+
+
+SOFTMAX_CNN = '''\
+import torch.nn as nn
+
+
+class AudioNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(16, 4)
+        self.softmax = nn.Softmax(dim=1)
+
+    def forward(self, x):
+        return self.softmax(self.fc(x))
+'''
+
+TRAIN_SIBLING = '''\
+import torch
+import torch.nn as nn
+from audio_net import AudioNet
+
+model = AudioNet()
+loss_fn = nn.CrossEntropyLoss()
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for x, y in [(torch.randn(8, 16), torch.randint(0, 4, (8,)))]:
+    loss = loss_fn(model(x), y)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+'''
+
+
+def test_cached_summaries_keep_what_functions_and_forwards_return(tmp_path, monkeypatch):
+    """A file relinted in a warm run reads its unchanged imports' summaries from the cache: those
+    must carry the returns facts (a sibling model whose forward ends in a softmax, GF308)."""
+    (tmp_path / "audio_net.py").write_text(SOFTMAX_CNN)
+    (tmp_path / "train.py").write_text(TRAIN_SIBLING)
+    cold, _ = run(tmp_path, monkeypatch, cached=True)
+    assert any(rule == "GF308" and path.endswith("train.py") for path, _l, rule, _m in cold), cold
+    (tmp_path / "train.py").write_text(TRAIN_SIBLING + "# edited\n")
+    warm, engine = run(tmp_path, monkeypatch, cached=True)
+    assert engine.linted == ["train.py"]
+    assert warm == cold

@@ -9,6 +9,11 @@ The docstring's `scope:` line says whether the modelled pattern is one the rule 
 (`documented`) or the same hazard family in a form its documentation does not describe
 (`extension`); recall is reported overall and for each scope.
 
+A case may also be a folder of files (`cases/0xx_name/`), for a hazard that spans modules (a
+model class imported from a sibling file): gradfix checks the folder as a project (`gradfix check
+.` run inside it), the docstring fields are read from the file that carries the expectation, and
+a finding counts only in that file.
+
 Usage:
     python bench/recall/recall.py            # table, per-rule recall, misses
     python bench/recall/recall.py --json     # the same as JSON
@@ -36,18 +41,25 @@ TOLERANCE = 1
 
 
 def parse_case(path: Path) -> dict:
-    text = path.read_text()
-    doc = ast.get_docstring(ast.parse(text)) or ""
+    files = sorted(path.glob("*.py")) if path.is_dir() else [path]
     fields = {}
-    for line in doc.splitlines():
-        m = re.match(r"\s*(Source|Title|scope|runs):\s*(.*)", line)
-        if m and m.group(1) not in fields:
-            fields[m.group(1)] = m.group(2).strip()
     expectations = []
-    for lineno, line in enumerate(text.splitlines(), start=1):
-        m = EXPECT_RE.search(line)
-        if m:
-            expectations.append({"line": lineno, "rule": m.group(1), "note": m.group(2).strip()})
+    for f in files:
+        text = f.read_text()
+        found = []
+        for lineno, line in enumerate(text.splitlines(), start=1):
+            m = EXPECT_RE.search(line)
+            if m:
+                found.append({"line": lineno, "rule": m.group(1), "note": m.group(2).strip(),
+                              "file": f.name if path.is_dir() else None})
+        if not found and path.is_dir():
+            continue
+        expectations += found
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        for line in doc.splitlines():
+            m = re.match(r"\s*(Source|Title|scope|runs):\s*(.*)", line)
+            if m and m.group(1) not in fields:
+                fields[m.group(1)] = m.group(2).strip()
     scope = fields.get("scope", "documented").split()[0].rstrip(",;") if fields.get("scope") else "documented"
     return {
         "case": path.name,
@@ -59,11 +71,13 @@ def parse_case(path: Path) -> dict:
 
 
 def run_gradfix(path: Path) -> tuple[list[dict], list[dict], str]:
+    folder = path.is_dir()
     proc = subprocess.run(
-        [sys.executable, "-m", "gradfix", "check", "--format", "json", str(path)],
+        [sys.executable, "-m", "gradfix", "check", "--no-cache", "--format", "json", "." if folder else str(path)],
         capture_output=True,
         text=True,
         timeout=300,
+        cwd=str(path) if folder else None,
     )
     try:
         data = json.loads(proc.stdout)
@@ -79,10 +93,11 @@ def score(cases: list[dict]) -> dict:
     for case in cases:
         path = CASES / case["case"]
         findings, errors, _ = run_gradfix(path)
-        found = sorted({(f["line"], f["rule"]) for f in findings})
         for exp in case["expectations"]:
+            found = sorted({(f["line"], f["rule"]) for f in findings
+                            if exp.get("file") is None or Path(f.get("path", "")).name == exp["file"]})
             row = {
-                "case": case["case"],
+                "case": case["case"] + (f"/{exp['file']}" if exp.get("file") else ""),
                 "line": exp["line"],
                 "expected": exp["rule"],
                 "scope": case["scope"],
@@ -157,7 +172,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the result as JSON")
     ap.add_argument("-k", dest="select", default="", help="only cases whose file name contains this")
     args = ap.parse_args(argv)
-    cases = [parse_case(p) for p in sorted(CASES.glob("*.py")) if args.select in p.name]
+    paths = [p for p in sorted(CASES.iterdir()) if p.suffix == ".py" or (p.is_dir() and any(p.glob("*.py")))]
+    cases = [parse_case(p) for p in paths if args.select in p.name]
     result = score(cases)
     if args.json:
         json.dump(result, sys.stdout, indent=2)

@@ -246,6 +246,53 @@ class FileIndex:
         """A class another file of the project defines as an nn.Module subclass."""
         return self.project is not None and "." in q and self.project.is_module_class(q) is True
 
+    @cached_property
+    def _own_factories(self) -> dict:
+        """analysis/returns.py on this file's own tree: top-level function -> what it returns on
+        every path (for those shown)."""
+        from gradfix.analysis.project import import_table, qualifier
+        from gradfix.analysis.returns import file_returns
+
+        body = self._ast_body
+        if body is None:
+            return {}
+        tree = ast.Module(body=body, type_ignores=[])
+        package = self.project.package if self.project is not None else None
+        return file_returns(tree, qualifier(import_table(tree, package)))[0]
+
+    def module_factory(self, q: str | None) -> tuple | None:
+        """What the function `q` returns (one analysis.returns.Returned per return) when it is a
+        function of this file or of the project that returns an nn.Module on every path: a torch
+        module, a module class, or what another such function returns. None otherwise (a library
+        function, a path that may return something else or fall off the end)."""
+        if not q:
+            return None
+        memo = self._memo.setdefault("fileindex.module_factory", {})
+        if q in memo:
+            return memo[q]
+        memo[q] = None  # recursion guard: a cycle of factories is unknown
+        from gradfix.analysis.returns import Returned
+
+        result = None
+        own = self._own_factories.get(q) if q in self.functions else None
+        if own is not None:
+            out: list | None = []
+            for r in own:
+                if self.is_module_ctor(r.ctor):
+                    out.append(r)
+                    continue
+                inner = self.module_factory(r.ctor)
+                if inner is None:
+                    out = None
+                    break
+                heads = {i.head for i in inner}
+                out.append(Returned(r.ctor, heads.pop() if len(heads) == 1 else None))
+            result = tuple(out) if out else None
+        elif self.project is not None and "." in q:
+            result = self.project.module_factory(q)
+        memo[q] = result
+        return result
+
     def parameter_free_project_class(self, q: str | None) -> bool:
         """A module class another file of the project defines that creates no parameter, buffer or
         submodule (nor do its bases): a dropout or pooling wrapper."""
@@ -444,7 +491,8 @@ class FileIndex:
         """What a function's Flow reads from the rest of the file."""
         project = () if self.project is None else self.project.facts(set(self.imports.aliases.values()))
         return (tuple(sorted(self.imports.aliases.items())), tuple(sorted(self.module_classes)),
-                tuple(sorted((c, tuple(sorted(a.items()))) for c, a in self.submodules.items())), project)
+                tuple(sorted((c, tuple(sorted(a.items()))) for c, a in self.submodules.items())), project,
+                tuple(sorted(f for f in self.functions if self.module_factory(f) is not None)))
 
     def _reused_flow(self, scope: cst.CSTNode):
         reuse = self._reuse

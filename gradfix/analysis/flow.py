@@ -766,7 +766,8 @@ class Flow:
     def _classify_call(self, call: cst.Call, root, how):
         func = call.func
         q = qualname(func, self.index.imports)
-        resolved = q is not None and (q.split(".")[0] in ("torch", "numpy", "torchvision") or self.index.is_module_ctor(q))
+        resolved = q is not None and (q.split(".")[0] in ("torch", "numpy", "torchvision") or self.index.is_module_ctor(q)
+                                      or self.index.module_factory(q) is not None)
         if isinstance(func, cst.Attribute) and not resolved:
             recv = func.value
             meth = func.attr.value
@@ -806,6 +807,8 @@ class Flow:
             return Kind.UNKNOWN, None, False, None, ""
         if self.index.is_module_ctor(q):
             return Kind.MODULE, q, False, None, ""
+        if self.index.module_factory(q) is not None:
+            return Kind.MODULE, None, False, None, ""  # a project function that returns a module on every path
         if q.startswith("numpy."):
             return Kind.NUMPY, None, False, None, ""
         if q in torchapi.MODULE_RETURNING or q in torchapi.MODULE_IF_GIVEN_ONE:

@@ -417,10 +417,26 @@ class Iteration:
     def is_scheduler(self, recv) -> bool:
         bs = self.bindings(recv)
         bound = [b for b in bs if not b.is_param]
-        if bound:
-            return all(b.kind is Kind.SCHEDULER for b in bound)
         text = code_of(recv).lower() if not isinstance(recv, str) else recv.lower()
+        if bound:
+            if all(b.kind is Kind.SCHEDULER for b in bound):
+                return True
+            # built by a function gradfix cannot see (a project's `get_scheduler(optimizer, cfg)`): a `*sched*`
+            # name every construction of which is handed an optimizer of the file
+            return "sched" in text and all(b.kind is Kind.UNKNOWN and isinstance(b.value, cst.Call)
+                                           and self._given_optimizer(b.value) for b in bound)
         return "sched" in text and not any(b.kind is Kind.OPTIMIZER for b in bs)
+
+    def _given_optimizer(self, call: cst.Call) -> bool:
+        """Whether an argument of `call` is a name of an optimizer: bound to one, or named like one
+        and bound to nothing known to be another kind (`optimizer = optimizer_cls(params)`), as the
+        loops' optimizer steps are told (analysis/loops.py)."""
+        for a in call.args:
+            if isinstance(a.value, cst.Name) and not a.star:
+                kinds = {b.kind for b in self.flow.visible_bindings(a.value.value)}
+                if Kind.OPTIMIZER in kinds or ("opt" in a.value.value.lower() and kinds and kinds <= {Kind.UNKNOWN}):
+                    return True
+        return False
 
     def is_scaler(self, recv) -> bool:
         bs = self.bindings(recv)

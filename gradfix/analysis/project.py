@@ -20,6 +20,8 @@ import ast
 import os
 from dataclasses import dataclass, field
 
+from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
+from gradfix.analysis.returns import Returned, file_returns
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
 from gradfix.analysis.torchapi import is_nn_module_ctor
 _MODULE_BASE = "torch.nn.Module"
@@ -46,6 +48,15 @@ class FileSummary:
     functions: frozenset[str] = frozenset()          # top-level functions, and `Class.method`
     stateless: frozenset[str] = frozenset()          # classes whose own code creates no parameter or submodule
     sites: tuple[CallSite, ...] = ()
+    # analysis/returns.py: top-level function -> the calls it returns on every path; class -> its
+    # forward's softmax kind
+    factories: dict[str, tuple[Returned, ...]] = field(default_factory=dict)
+    heads: dict[str, str] = field(default_factory=dict)
+
+    def returned_facts(self) -> tuple:
+        """What other files read of this file's returns (part of its digest and of `update`'s
+        comparison: editing a factory or a forward's last layer changes what importers see)."""
+        return (sorted(self.factories.items()), sorted(self.heads.items()))
 
 
 def package_of(path: str) -> str | None:
@@ -103,31 +114,8 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
             return None
     names = module_names(path, root)
     package = package_of(path)
-    imports: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            for a in node.names:
-                if a.asname:
-                    imports[a.asname] = a.name
-                else:
-                    imports.setdefault(a.name.split(".")[0], a.name.split(".")[0])
-        elif isinstance(node, ast.ImportFrom):
-            base = resolve_relative(node.module, node.level, package)
-            if base is None:
-                continue
-            for a in node.names:
-                if a.name != "*":
-                    imports[a.asname or a.name] = f"{base}.{a.name}"
-
-    def qualify(expr: ast.expr) -> str | None:
-        d = _dotted(expr)
-        if d is None:
-            return None
-        head, _, rest = d.partition(".")
-        full = imports.get(head)
-        if full is None:
-            return d
-        return f"{full}.{rest}" if rest else full
+    imports = import_table(tree, package)
+    qualify = qualifier(imports)
 
     classes: dict[str, tuple[str, ...]] = {}
     functions: set[str] = set()
@@ -216,7 +204,44 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     top = Scope()
     visit(tree, False, None, top)
     top.finish()
-    return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites))
+    factories, heads = file_returns(tree, qualify)
+    return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
+                       factories, heads)
+
+
+def import_table(tree: ast.Module, package: str | None) -> dict[str, str]:
+    """Local alias -> qualified name, for every import of the file (anywhere in it)."""
+    imports: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.asname:
+                    imports[a.asname] = a.name
+                else:
+                    imports.setdefault(a.name.split(".")[0], a.name.split(".")[0])
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve_relative(node.module, node.level, package)
+            if base is None:
+                continue
+            for a in node.names:
+                if a.name != "*":
+                    imports[a.asname or a.name] = f"{base}.{a.name}"
+    return imports
+
+
+def qualifier(imports: dict[str, str]):
+    """`expr -> qualified dotted name` through an import table (the name itself when its head is
+    not imported; None for an expression that is not a dotted name)."""
+    def qualify(expr: ast.expr) -> str | None:
+        d = _dotted(expr)
+        if d is None:
+            return None
+        head, _, rest = d.partition(".")
+        full = imports.get(head)
+        if full is None:
+            return d
+        return f"{full}.{rest}" if rest else full
+    return qualify
 
 
 _REGISTERING = frozenset({"register_parameter", "register_buffer", "add_module", "register_module"})
@@ -240,9 +265,6 @@ def _creates_no_state(cls: ast.ClassDef) -> bool:
             if name in _REGISTERING or (name == "setattr" and isinstance(first, ast.Name) and first.id == "self"):
                 return False
     return True
-
-
-_MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
 
 
 def _built_class(value: ast.expr, qualify) -> str | None:
@@ -303,8 +325,10 @@ class ProjectIndex:
                 return
             del self._files[key]
         else:
-            if old is not None and (old.imports, old.classes, old.functions, old.stateless, old.sites) == (
-                    summary.imports, summary.classes, summary.functions, summary.stateless, summary.sites):
+            if old is not None and (old.imports, old.classes, old.functions, old.stateless, old.sites,
+                                    old.returned_facts()) == (
+                    summary.imports, summary.classes, summary.functions, summary.stateless, summary.sites,
+                    summary.returned_facts()):
                 return
             self._files[key] = summary
         self._by_name = self._sites = None
@@ -454,6 +478,49 @@ class ProjectIndex:
                 return sub
         return True if self.is_module_class(qualname, near) else None
 
+    # -- what project functions and forwards return ----------------------------
+    def _local(self, s: FileSummary, name: str) -> str:
+        """A name as one file's summary records it, qualified: a class or function of that file
+        gets the file's module name (`Net` in models.py -> `models.Net`)."""
+        head = name.split(".")[0]
+        if s.names and (head in s.classes or head in s.functions):
+            return f"{s.names[0]}.{name}"
+        return name
+
+    def module_factory(self, qualname: str, near: str | None = None, _depth: int = 0) -> tuple[Returned, ...] | None:
+        """What a project function returns when every path returns an nn.Module (a torch module, a
+        project module class, or what another such function returns): one `Returned` per return,
+        its ctor qualified, its head also taken from a project class's forward. None otherwise."""
+        hit = self.resolve(qualname, near)
+        if hit is None or _depth > 3:
+            return None
+        s, name = hit
+        found = s.factories.get(name)
+        if found is None:
+            return None
+        out = []
+        for r in found:
+            ctor = self._local(s, r.ctor)
+            if is_nn_module_ctor(ctor):
+                out.append(Returned(ctor, r.head))
+            elif self.is_module_class(ctor, s.path) is True:
+                out.append(Returned(ctor, r.head or self.forward_head(ctor, s.path)))
+            else:
+                inner = self.module_factory(ctor, s.path, _depth + 1)
+                if inner is None:
+                    return None
+                heads = {i.head for i in inner}
+                out.append(Returned(ctor, heads.pop() if len(heads) == 1 else None))
+        return tuple(out)
+
+    def forward_head(self, qualname: str, near: str | None = None) -> str | None:
+        """"softmax" / "log_softmax" when a project module class's forward returns one (see
+        analysis/returns.py for the forms), else None."""
+        hit = self.resolve(qualname, near)
+        if hit is None or hit[1] not in hit[0].classes or self.is_module_class(qualname, near) is not True:
+            return None
+        return hit[0].heads.get(hit[1])
+
     # -- call sites across files ---------------------------------------------
     def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
         """(caller path, site) for each call in another file that resolves to `function` of `path`."""
@@ -511,7 +578,7 @@ class ProjectIndex:
                 s = self._files[dep]
                 digest = self._digests[dep] = hashlib.sha256(repr((
                     dep, s.names, sorted(s.imports.items()), sorted(s.classes.items()), sorted(s.functions),
-                    sorted(s.stateless))).encode()).digest()
+                    sorted(s.stateless), s.returned_facts())).encode()).digest()
             h.update(digest)
         own = self._files.get(os.path.abspath(path))
         if own is not None:
@@ -547,6 +614,13 @@ class ProjectView:
             return None
         return any(not site.no_grad and not (site.caller and inference_name(site.caller)) for _p, site in sites)
 
+    def module_factory(self, qualname: str) -> tuple[Returned, ...] | None:
+        return self.project.module_factory(qualname, self.path)
+
+    def forward_head(self, qualname: str) -> str | None:
+        return self.project.forward_head(qualname, self.path)
+
     def facts(self, qualnames) -> tuple:
         """What this file reads from the project, for the incremental parser's reuse key."""
-        return tuple((q, self.is_module_class(q), self.parameter_free(q)) for q in sorted(qualnames))
+        return tuple((q, self.is_module_class(q), self.parameter_free(q), self.module_factory(q) is not None)
+                     for q in sorted(qualnames))

@@ -1,0 +1,332 @@
+"""Which tensors are probabilities or log-probabilities (GF308): a softmax / log_softmax output
+written inline, through a name, from `nn.Softmax` modules, or the output of a model whose forward
+ends in one; and which argument of a cross-entropy call is its logits input."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from gradfix.analysis.flags import call_takes_branch, guarding_flags
+from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.gradpath import _module_ctor_of
+from gradfix.analysis.names import qualname
+from gradfix.analysis.tree import walk
+
+
+SOFTMAX_FUNCS = {
+    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax", "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+}
+SOFTMAX_MODULES = {"torch.nn.Softmax": "softmax", "torch.nn.LogSoftmax": "log_softmax"}
+CROSS_ENTROPY_FUNCS = frozenset({"torch.nn.functional.cross_entropy"})
+CROSS_ENTROPY_MODULES = frozenset({"torch.nn.CrossEntropyLoss", "torch.nn.modules.loss.CrossEntropyLoss"})
+
+
+def cross_entropy_input(call: cst.Call, index, flow: Flow | None) -> cst.BaseExpression | None:
+    """The logits argument of `F.cross_entropy(x, y)` / `nn.CrossEntropyLoss()(x, y)` / `crit(x, y)`."""
+    q = qualname(call.func, index.imports)
+    if q not in CROSS_ENTROPY_FUNCS:
+        ctor = _module_ctor_of(index, flow, call.func)
+        if ctor not in CROSS_ENTROPY_MODULES:
+            return None
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "input":
+            return a.value
+    if call.args and call.args[0].keyword is None and not call.args[0].star:
+        return call.args[0].value
+    return None
+
+
+class Probabilities:
+    """Whether an expression is a softmax / log_softmax output (directly, through a name, or as the
+    output of a model whose forward ends in one)."""
+
+    def __init__(self, index):
+        self.index = index
+        self._class_cache: dict[str, tuple[str, str] | None] = {}
+        self._guard_cache: dict[str, tuple] = {}   # class -> the flag tests its forward's softmax runs under
+
+    def of(self, expr: cst.BaseExpression, flow: Flow | None, depth: int = 0) -> tuple[str, str] | None:
+        """(kind, where) with kind "softmax" or "log_softmax", or None."""
+        if depth > 4:
+            return None
+        index = self.index
+        if isinstance(expr, cst.Call):
+            q = qualname(expr.func, index.imports)
+            if q in SOFTMAX_FUNCS:
+                return SOFTMAX_FUNCS[q], index.code(expr)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("softmax", "log_softmax") and \
+                    (q is None or not q.startswith("torch.")):
+                return expr.func.attr.value, index.code(expr)
+            func = self._compiled(expr.func, flow)
+            ctor = _module_ctor_of(index, flow, func)
+            if ctor in SOFTMAX_MODULES:
+                return SOFTMAX_MODULES[ctor], index.code(expr)
+            if ctor == "torch.nn.Sequential" and isinstance(func, cst.Name) and flow is not None:
+                return self._sequential_binding(func, flow)
+            if ctor == "torch.nn.Sequential" and isinstance(func, cst.Attribute):
+                cls = index.enclosing_class(expr)   # `label = self.head(h)`: a Sequential built in __init__
+                return self._self_sequential(cls, expr) if cls is not None else None
+            if ctor is not None and ctor in index.module_classes:
+                found = self.class_output(ctor)
+                if found is not None and self._takes_guarded_branch(ctor, expr) is True:
+                    return found[0], f"{ctor}.forward ({found[1]})"
+            if ctor is not None and "." in ctor and index.project is not None:
+                head = index.project.forward_head(ctor)   # a module class of another file (analysis/returns.py)
+                if head is not None:
+                    return head, f"{ctor}.forward, which ends in {head}"
+            if ctor is None and isinstance(func, cst.Name) and flow is not None:
+                return self._factory_output(func, flow, depth)
+            return None
+        if isinstance(expr, cst.Name) and flow is not None:
+            b = flow.load_binding.get(id(expr))
+            if b is not None and isinstance(b.value, cst.BaseExpression) and b.step >= 0:
+                position = _tuple_position(flow, b)
+                if position is not None:   # `validity, label = disc(img)`
+                    return self._element_of(b.value, position, flow) if position >= 0 else None
+                return self.of(b.value, flow, depth + 1)
+        return None
+
+    def _compiled(self, func, flow: Flow | None):
+        """`model` bound by `model = torch.compile(model)`: the name as compile() read it (the module)."""
+        for _ in range(4):
+            if not isinstance(func, cst.Name) or flow is None:
+                return func
+            b = flow.load_binding.get(id(func))
+            value = b.value if b is not None else None
+            if not (isinstance(value, cst.Call) and qualname(value.func, self.index.imports) == "torch.compile"
+                    and value.args and value.args[0].keyword is None and not value.args[0].star
+                    and isinstance(value.args[0].value, cst.Name)):
+                return func
+            func = value.args[0].value
+        return func
+
+    def _factory_output(self, func: cst.Name, flow: Flow, depth: int) -> tuple[str, str] | None:
+        """`model = build_model()` then `model(x)`: every `return` of the file's function `build_model`
+        is an nn.Sequential (built there, or bound to a name first) ending in a softmax."""
+        b = flow.load_binding.get(id(func))
+        value = b.value if b is not None else None
+        if isinstance(value, cst.Name) and b.step >= 0 and isinstance(flow.steps[b.step].node, cst.For):
+            # `for model in models:` over `models = [build_model() for _ in range(k)]`
+            lb = flow.load_binding.get(id(value))
+            listed = lb.value if lb is not None else None
+            value = listed.elt if isinstance(listed, cst.ListComp) else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute))):
+            return None
+        fn = self.index.functions.get(value.func.value) if isinstance(value.func, cst.Name) else None
+        if fn is None:
+            # a function of another file of the project (analysis/returns.py)
+            q = qualname(value.func, self.index.imports)
+            made = self.index.module_factory(q) if q and "." in q else None
+            heads = {r.head for r in made} if made else set()
+            if len(heads) == 1 and None not in heads:
+                kind = heads.pop()
+                return kind, f"{q}() returns a module ending in {kind}"
+            return None
+        if depth > 2:
+            return None
+        fn_flow = self.index.flow(fn)
+        found = []
+        for node in walk(fn.body):
+            if isinstance(node, (cst.FunctionDef, cst.Lambda)):
+                return None
+            if isinstance(node, cst.Return):
+                ret = node.value
+                if isinstance(ret, cst.Name):
+                    rb = fn_flow.load_binding.get(id(ret))
+                    ret = rb.value if rb is not None else None
+                hit = self._sequential_last(ret) if isinstance(ret, cst.Call) else None
+                if hit is not None:
+                    hit = (hit[0], f"an {hit[1]}")
+                elif isinstance(ret, cst.Call) and isinstance(ret.func, cst.Name) and \
+                        ret.func.value in self.index.module_classes:
+                    # a model class of the file whose forward ends in a softmax, with no flag guarding it
+                    out = self.class_output(ret.func.value)
+                    if out is not None and not self._guard_cache.get(ret.func.value):
+                        hit = (out[0], f"a {ret.func.value}, whose forward ends in {out[1]}")
+                if hit is None:
+                    return None
+                found.append(hit)
+        if not found or len({k for k, _ in found}) != 1:
+            return None
+        return found[0][0], f"{value.func.value}() returns {found[0][1]}"
+
+    def _element_of(self, value, position: int, flow: Flow) -> tuple[str, str] | None:
+        """Element `position` of what `value` returns, when `value` calls a model class of the file
+        whose every `return` is a tuple (`validity, label = disc(img)`)."""
+        if not isinstance(value, cst.Call):
+            return None
+        ctor = _module_ctor_of(self.index, flow, self._compiled(value.func, flow))
+        if ctor is None or ctor not in self.index.module_classes:
+            return None
+        found = self.class_output(ctor, position)
+        if found is not None and self._takes_guarded_branch(ctor, value, f"{ctor}[{position}]") is not True:
+            return None
+        return (found[0], f"{ctor}.forward, element {position} ({found[1]})") if found is not None else None
+
+    def _sequential_binding(self, func: cst.Name, flow: Flow) -> tuple[str, str] | None:
+        b = flow.load_binding.get(id(func))
+        if b is None:
+            for bd in list(flow.bindings) + list(self.index.flow(self.index.module).bindings):
+                if bd.name == func.value and bd.kind is Kind.MODULE:
+                    b = bd
+        if b is not None and isinstance(b.value, cst.Call):
+            return self._sequential_last(b.value)
+        return None
+
+    def _sequential_last(self, call: cst.Call) -> tuple[str, str] | None:
+        index = self.index
+        while isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                call.func.attr.value in ("to", "cuda", "double", "float", "train", "eval"):
+            call = call.func.value  # type: ignore[assignment]
+        if not isinstance(call, cst.Call) or qualname(call.func, index.imports) != "torch.nn.Sequential":
+            return None
+        pos = [a for a in call.args if a.keyword is None and not a.star]
+        if len(call.args) == 1 and call.args[0].star == "*" and isinstance(call.args[0].value, cst.Name):
+            last = _last_listed(index, call, call.args[0].value.value)   # `nn.Sequential(*layers)`
+            if last is None:
+                return None
+        elif not pos or len(pos) != len(call.args):
+            return None
+        else:
+            last = pos[-1].value
+        ctor = index.ctor_of(last)
+        if ctor in SOFTMAX_MODULES:
+            return SOFTMAX_MODULES[ctor], f"nn.Sequential ending in {index.code(last)}"
+        return None
+
+    def class_output(self, cname: str, position: int | None = None) -> tuple[str, str] | None:
+        """Whether every `return` of `cname.forward` is a softmax / log_softmax output (with
+        `position`: returns a tuple whose element `position` is one)."""
+        key = cname if position is None else f"{cname}[{position}]"
+        if key in self._class_cache:
+            return self._class_cache[key]
+        self._class_cache[key] = None
+        index = self.index
+        fwd = index.method(cname, "forward")
+        result = None
+        if fwd is not None:
+            flow = index.flow(fwd)
+            kinds = []
+            guards = set()
+            for node in walk(fwd.body):
+                if isinstance(node, cst.Return):
+                    if index.enclosing(node, (cst.FunctionDef,)) is not fwd:
+                        continue   # a nested function's return
+                    value = node.value
+                    if position is not None:
+                        ok = isinstance(value, cst.Tuple) and len(value.elements) > position and \
+                            not any(isinstance(e, cst.StarredElement) for e in value.elements)
+                        value = value.elements[position].value if ok else None
+                    if value is None:
+                        kinds = []
+                        break
+                    found = self.of(value, flow)
+                    if found is None and isinstance(value, cst.Call):
+                        found = self._self_sequential(index.classes[cname], value)
+                    kinds.append(found)
+                    guards.add(self._guards(node, flow, fwd))
+            if kinds and all(k is not None for k in kinds) and len({k[0] for k in kinds}) == 1:  # type: ignore[index]
+                result = kinds[0]
+                if len(guards) == 1:
+                    self._guard_cache[key] = guards.pop()
+                else:
+                    result = None  # the returns run under different flags: what a call gets is not shown
+        self._class_cache[key] = result
+        return result
+
+    def _guards(self, ret: cst.Return, flow: Flow, fwd: cst.FunctionDef) -> tuple:
+        """The flag tests (`if apply_softmax:`) of forward's parameters that the returned softmax runs under:
+        those around the `return` and around each assignment the returned name is read through."""
+        index = self.index
+        guards = set(guarding_flags(index, ret, fwd))
+        expr = ret.value
+        for _ in range(5):
+            if not isinstance(expr, cst.Name):
+                break
+            b = flow.load_binding.get(id(expr))
+            if b is None or b.step < 0 or not isinstance(b.value, cst.BaseExpression):
+                break
+            guards |= set(guarding_flags(index, b.value, fwd))
+            expr = b.value
+        return tuple(sorted(guards))
+
+    def _takes_guarded_branch(self, cname: str, call: cst.Call, key: str | None = None) -> bool | None:
+        """Whether `call` (an instance call of module class `cname`) runs forward's softmax: True when it is
+        unguarded or every flag it runs under is shown to hold at the call; False or None (unknown) otherwise."""
+        guards = self._guard_cache.get(key or cname, ())
+        if not guards:
+            return True
+        fwd = self.index.method(cname, "forward")
+        return call_takes_branch(call, fwd, guards, bound=True) if fwd is not None else None
+
+    def _self_sequential(self, cls: cst.ClassDef, call: cst.Call) -> tuple[str, str] | None:
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"):
+            return None
+        for stmt in cls.body.body:
+            if isinstance(stmt, cst.FunctionDef) and stmt.name.value == "__init__":
+                for node in walk(stmt.body):
+                    if isinstance(node, cst.Assign) and len(node.targets) == 1 and \
+                            isinstance(node.targets[0].target, cst.Attribute) and \
+                            node.targets[0].target.attr.value == func.attr.value and isinstance(node.value, cst.Call):
+                        return self._sequential_last(node.value)
+        return None
+
+
+def _tuple_position(flow: Flow, b) -> int | None:
+    """The position of `b`'s name in `x, name = value` (-1 when a starred target makes it unknown)."""
+    if not (0 <= b.step < len(flow.steps)):
+        return None
+    node = flow.steps[b.step].node
+    stmts = node.body if isinstance(node, cst.SimpleStatementLine) else [node]
+    for stmt in stmts:
+        targets = []
+        if isinstance(stmt, cst.Assign) and stmt.value is b.value:
+            targets = [t.target for t in stmt.targets]
+        for t in targets:
+            if isinstance(t, (cst.Tuple, cst.List)):
+                for k, el in enumerate(t.elements):
+                    if isinstance(el.value, cst.Name) and el.value.value == b.name:
+                        return -1 if any(isinstance(e, cst.StarredElement) for e in t.elements) else k
+    return None
+
+
+def _last_listed(index, call: cst.Call, name: str) -> cst.BaseExpression | None:
+    """The last element of the list `name` when `call` (`nn.Sequential(*name)`) runs: the statements
+    before it in its block, read backwards, must first meet `name.append(X)`, `name = [..., X]` or
+    `name += [..., X]`; anything else touching `name` (a loop, a branch) is not followed."""
+    line = index.enclosing(call, (cst.SimpleStatementLine,))
+    block = index.parents.get(line) if line is not None else None
+    body = getattr(block, "body", None)
+    if not isinstance(body, (list, tuple)) or not any(s is line for s in body):
+        return None
+    k = next(i for i, s in enumerate(body) if s is line)
+    for stmt in reversed(body[:k]):
+        if not any(isinstance(n, cst.Name) and n.value == name for n in walk(stmt)):
+            continue
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            return None
+        small = stmt.body[0]
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            c = small.value
+            if isinstance(c.func, cst.Attribute) and c.func.attr.value == "append" and \
+                    isinstance(c.func.value, cst.Name) and c.func.value.value == name and \
+                    len(c.args) == 1 and c.args[0].keyword is None and not c.args[0].star:
+                return c.args[0].value
+            return None
+        value = None
+        if isinstance(small, cst.Assign) and len(small.targets) == 1 and \
+                isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == name:
+            value = small.value
+        elif isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
+                isinstance(small.target, cst.Name) and small.target.value == name:
+            value = small.value
+        if isinstance(value, cst.List) and value.elements and not isinstance(value.elements[-1], cst.StarredElement):
+            return value.elements[-1].value
+        return None
+    return None
+
+
+__all__ = ["Probabilities", "cross_entropy_input", "CROSS_ENTROPY_FUNCS", "SOFTMAX_FUNCS", "SOFTMAX_MODULES"]

@@ -1,0 +1,260 @@
+"""What a file's functions and module classes return, read from CPython's `ast` for the project
+summary (analysis/project.py), so that another file (and the file itself) can ask:
+
+- which constructors a function returns on every path: `def build_model(): model =
+  nn.Sequential(); model.add_module(...); return model` makes a module, so `model =
+  build_model(); model.forward(x)` calls forward on a module;
+- whether a module class's forward ends in a softmax: `return self.softmax(logits)` with
+  `self.softmax = nn.Softmax(dim=1)`, so `CrossEntropyLoss()(model(x), y)` in another file
+  applies a second one.
+
+Each answer is shown or unknown. A path that may fall off the end of the function (returning
+None), a returned name bound in a branch or a loop, a generator, a decorated function, an early
+return of forward: all unknown, and unknown keeps the rules silent. The richer same-file forms
+(a softmax under a flag of forward, tuple elements) are analysis/probabilities.py's, on the
+libcst tree.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from typing import Callable
+
+SOFTMAX_CALLS = {
+    "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.special.softmax": "softmax",
+    "torch.log_softmax": "log_softmax", "torch.nn.functional.log_softmax": "log_softmax",
+    "torch.special.log_softmax": "log_softmax",
+}
+SOFTMAX_CTORS = {"torch.nn.Softmax": "softmax", "torch.nn.LogSoftmax": "log_softmax"}
+# methods of a module that return the module itself
+MODULE_CHAIN = frozenset({"to", "cuda", "cpu", "train", "eval", "float", "double", "half", "requires_grad_"})
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_DEPTH = 6
+
+Qualify = Callable[[ast.expr], "str | None"]
+
+
+@dataclass(frozen=True)
+class Returned:
+    """One value a function returns: a call of `ctor` (qualified through the file's imports;
+    a bare name for a class or function of the file), and, when that value is an `nn.Softmax` /
+    `nn.LogSoftmax` or an `nn.Sequential` whose last layer is one, its kind."""
+
+    ctor: str
+    head: str | None = None
+
+
+def own_nodes(fn: ast.AST):
+    """The nodes of a function's own scope (not those of a nested function, lambda or class)."""
+    stack = list(ast.iter_child_nodes(fn))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            stack.extend(ast.iter_child_nodes(node))
+
+
+def _always_returns(stmts: list[ast.stmt]) -> bool:
+    """Every path through `stmts` ends in `return VALUE` or a raise (never falls off the end)."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return last.value is not None
+    if isinstance(last, ast.Raise):
+        return True
+    if isinstance(last, ast.If):
+        return _always_returns(last.body) and _always_returns(last.orelse)
+    if isinstance(last, ast.With):
+        return _always_returns(last.body)
+    return False
+
+
+def _binds(stmt: ast.stmt, name: str) -> bool:
+    """Whether `stmt` may rebind `name` (an assignment, a loop or `with` target, a del, an import,
+    a nested def), anywhere inside it."""
+    for node in ast.walk(stmt):
+        if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
+            return True
+        if isinstance(node, (ast.Import, ast.ImportFrom)) and any((a.asname or a.name.split(".")[0]) == name
+                                                                    for a in node.names):
+            return True
+        if isinstance(node, (ast.Global, ast.Nonlocal)) and name in node.names:
+            return True
+    return False
+
+
+def _bound_value(name: str, before: list[ast.stmt]) -> tuple[ast.expr, list[ast.stmt]] | None:
+    """The value of the last `name = VALUE` among the straight-line statements `before` (read
+    backwards), and the statements before that one; None when another statement may rebind it
+    first or nothing binds it."""
+    for k in range(len(before) - 1, -1, -1):
+        stmt = before[k]
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                and stmt.targets[0].id == name:
+            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt.value)):
+                return None
+            return stmt.value, before[:k]
+        if _binds(stmt, name):
+            return None
+    return None
+
+
+def _unchain(value: ast.expr) -> ast.expr:
+    """`Net(...).to(dev).eval()` -> `Net(...)`."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in MODULE_CHAIN:
+        value = value.func.value
+    return value
+
+
+def sequential_head(call: ast.Call, qualify: Qualify) -> str | None:
+    """The kind of `nn.Softmax(...)` / `nn.LogSoftmax(...)`, or of an `nn.Sequential(...)` whose
+    last (positional, unstarred) layer is one."""
+    q = qualify(call.func)
+    if q in SOFTMAX_CTORS:
+        return SOFTMAX_CTORS[q]
+    if q != "torch.nn.Sequential" or not call.args or call.keywords or \
+            any(isinstance(a, ast.Starred) for a in call.args):
+        return None
+    last = call.args[-1]
+    return SOFTMAX_CTORS.get(qualify(last.func)) if isinstance(last, ast.Call) else None
+
+
+def _returned(value: ast.expr, before: list[ast.stmt], qualify: Qualify, depth: int = 0) -> Returned | None:
+    value = _unchain(value)
+    if isinstance(value, ast.Name) and depth < _DEPTH:
+        bound = _bound_value(value.id, before)
+        return _returned(bound[0], bound[1], qualify, depth + 1) if bound is not None else None
+    if not isinstance(value, ast.Call):
+        return None
+    q = qualify(value.func)
+    if q is None:
+        return None
+    return Returned(q, sequential_head(value, qualify))
+
+
+def function_returns(fn: ast.AST, qualify: Qualify) -> tuple[Returned, ...] | None:
+    """What `fn` returns on every path, one entry per `return`, or None when some path is not
+    shown to return a call: a bare `return`, a path that falls off the end, a returned name not
+    bound in straight-line code before a top-level `return`, a generator, a decorator."""
+    if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or not _always_returns(fn.body):
+        return None
+    out: list[Returned] = []
+    for node in own_nodes(fn):
+        if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
+            return None
+        if not isinstance(node, ast.Return):
+            continue
+        if node.value is None:
+            return None
+        top = next((k for k, s in enumerate(fn.body) if s is node), None)
+        before = fn.body[:top] if top is not None else []   # a name returned in a branch is not followed
+        if top is None and not isinstance(_unchain(node.value), ast.Call):
+            return None
+        found = _returned(node.value, before, qualify)
+        if found is None:
+            return None
+        out.append(found)
+    return tuple(out) if out else None
+
+
+def forward_head(cls: ast.ClassDef, qualify: Qualify) -> str | None:
+    """"softmax" / "log_softmax" when the class's `forward` has one `return`, its last statement,
+    and what it returns is a softmax output: `F.softmax(...)`, `x.softmax(...)`, a call of
+    `nn.Softmax(...)`, or of `self.attr` that the class assigns once, to an `nn.Softmax` /
+    `nn.LogSoftmax` or an `nn.Sequential` ending in one; also through names bound in the
+    straight-line code before it (`probs = self.softmax(logits); return probs`)."""
+    fwd = None
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "forward":
+            fwd = stmt
+    if not isinstance(fwd, ast.FunctionDef) or fwd.decorator_list or not fwd.body:
+        return None
+    returns = [n for n in own_nodes(fwd) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+    last = fwd.body[-1]
+    if len(returns) != 1 or returns[0] is not last or last.value is None:
+        return None
+    value: ast.expr = last.value
+    before = fwd.body[:-1]
+    for _ in range(_DEPTH):
+        if not isinstance(value, ast.Name):
+            break
+        bound = _bound_value(value.id, before)   # a parameter, or a name bound in a branch: unknown
+        if bound is None:
+            return None
+        value, before = bound
+    if not isinstance(value, ast.Call):
+        return None
+    func = value.func
+    q = qualify(func)
+    if q in SOFTMAX_CALLS:
+        return SOFTMAX_CALLS[q]
+    if isinstance(func, ast.Attribute) and func.attr in ("softmax", "log_softmax") and \
+            not (q or "").startswith("torch.") and not (isinstance(func.value, ast.Name) and func.value.id == "self"):
+        return func.attr
+    if isinstance(func, ast.Call):
+        return SOFTMAX_CTORS.get(qualify(func.func))
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
+        assigned = _self_assignments(cls, func.attr)
+        if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
+            return sequential_head(assigned[0], qualify)
+    return None
+
+
+def _self_assignments(cls: ast.ClassDef, attr: str) -> list[ast.expr | None]:
+    """The values the class's methods assign to `self.attr` (None for a binding without one:
+    an augmented assignment, an unpacking, a `setattr`)."""
+    out: list[ast.expr | None] = []
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Assign):
+            for t in node.targets:
+                if _is_self_attr(t, attr):
+                    out.append(node.value)
+                elif isinstance(t, (ast.Tuple, ast.List)) and any(_is_self_attr(e, attr) for e in ast.walk(t)):
+                    out.append(None)
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(node.target, attr):
+            out.append(node.value if isinstance(node, ast.AnnAssign) else None)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("setattr", "delattr"):
+            out.append(None)
+    return out
+
+
+def _is_self_attr(t: ast.AST, attr: str) -> bool:
+    return isinstance(t, ast.Attribute) and t.attr == attr and isinstance(t.value, ast.Name) and t.value.id == "self"
+
+
+def file_returns(tree: ast.Module, qualify: Qualify) -> tuple[dict[str, tuple[Returned, ...]], dict[str, str]]:
+    """(top-level function -> what it returns on every path, for those shown; module-class
+    candidate -> its forward's softmax kind, for those shown). Classes are not checked to be
+    modules here: the project index answers that."""
+    factories: dict[str, tuple[Returned, ...]] = {}
+    heads: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            heads.pop(node.name, None)
+            found = function_returns(node, qualify)
+            if found is not None:
+                factories[node.name] = found
+            else:
+                factories.pop(node.name, None)
+        elif isinstance(node, ast.ClassDef):
+            factories.pop(node.name, None)
+            head = forward_head(node, qualify)
+            if head is not None:
+                heads[node.name] = head
+            else:
+                heads.pop(node.name, None)
+    # a name bound twice at the top level (a def, then another def or an assignment): the last wins,
+    # and anything but a def makes it unknown
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            for name in list(factories):
+                if _binds(node, name):
+                    factories.pop(name)
+            for name in list(heads):
+                if _binds(node, name):
+                    heads.pop(name)
+    return factories, heads
