@@ -137,7 +137,7 @@ class Ctx:
         if o.verdict == "untestable":  # nothing was checked, so no notes about how
             return Outcome(o.verdict, detail, o.unit)
         for unit, site in self.built_from.items():
-            detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at line {site.line})."
+            detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at {site.place})."
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:

@@ -1,0 +1,125 @@
+"""Constructor arguments from a call in another file of the project (call_sites.project_sites): the model is defined
+in one file and built from constants in the script that trains it. Each case asserts the verdict, that the detail
+names the file and line the arguments came from, and that a rewrite that changes behaviour is still refused."""
+
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify.call_sites import project_sites
+
+pytest.importorskip("torch")
+
+NET = """
+import torch.nn as nn
+
+
+class Head(nn.Module):
+    def __init__(self, width, classes, scale=1.0):
+        super().__init__()
+        self.fc = nn.Linear(width, classes)
+        self.scale = scale
+
+    def forward(self, x):
+        y = self.fc(x).sigmoid()
+        y *= self.scale
+        return y
+"""
+
+TRAIN = """
+import math
+import torch
+from {module} import Head as Model
+
+WIDTH = 6
+CLASSES = int(math.sqrt(9))
+open("ran.txt", "w").write("the script ran")  # must never run: only the constants are evaluated
+
+
+def main(args):
+    model = Model(args.width, CLASSES)  # not constants: skipped
+    model = Model(WIDTH, classes=CLASSES, scale=2.0)
+    model(torch.randn(2, WIDTH)).sum().backward()
+
+
+if __name__ == "__main__":
+    main(None)
+"""
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+def request(root: Path, rel: str, new: str) -> VerifyRequest:
+    src = (root / rel).read_text(encoding="utf-8")
+    return VerifyRequest(path=str(root / rel), original=src, rewritten=src.replace("y *= self.scale", new),
+                         rule="GF101", line=13, contract={"kind": "equal"}, project_root=str(root))
+
+
+@pytest.fixture(scope="module")
+def projects(tmp_path_factory):
+    base = tmp_path_factory.mktemp("projects")
+    built = base / "built"  # pkg/net.py defines Head; train.py builds it with constants
+    write(built, {"pkg/__init__.py": "", "pkg/net.py": NET, "train.py": TRAIN.format(module="pkg.net")})
+    opaque = base / "opaque"  # the only call takes its arguments from the command line
+    write(opaque, {"net.py": NET, "train.py": TRAIN.format(module="net").replace(
+        "model = Model(WIDTH, classes=CLASSES, scale=2.0)", "model = Model(args.width, args.classes)")})
+    twins = base / "twins"  # a/net.py and b/net.py: b/train.py's `from net import Head` is b's, never a's
+    write(twins, {"a/net.py": NET, "b/net.py": NET, "b/train.py": TRAIN.format(module="net")})
+    return {"built": built, "opaque": opaque, "twins": twins}
+
+
+@pytest.fixture(scope="module")
+def verdicts(projects):
+    reqs = [
+        request(projects["built"], "pkg/net.py", "y = y * self.scale"),
+        request(projects["built"], "pkg/net.py", "y = y * self.scale + 1"),
+        request(projects["opaque"], "net.py", "y = y * self.scale"),
+        request(projects["twins"], "a/net.py", "y = y * self.scale"),
+        request(projects["twins"], "b/net.py", "y = y * self.scale"),
+    ]
+    with Verifier(jobs=2, timeout_s=20.0) as v:
+        return v.verify_many(reqs)
+
+
+def test_module_built_by_the_training_script(verdicts, projects):
+    ok, wrong = verdicts[0], verdicts[1]
+    assert ok.verdict == "fixes-crash", ok  # sigmoid saves its output: the in-place `*=` breaks backward
+    assert "Head built as `Model(WIDTH, classes=CLASSES, scale=2.0)` (the call at train.py, line 13)" in ok.detail
+    assert wrong.verdict == "failed", wrong  # the same configuration still refuses a rewrite that changes the output
+    assert not list(projects["built"].rglob("ran.txt"))
+
+
+def test_no_call_with_constant_arguments_is_untestable(verdicts):
+    none = verdicts[2]
+    assert none.verdict == "untestable", none
+    assert "no call of Head in the file or the project's other files has arguments" in none.detail, none
+
+
+def test_a_call_binds_only_to_the_file_its_imports_name(verdicts):
+    a, b = verdicts[3], verdicts[4]
+    assert a.verdict == "untestable" and "constructor of Head needs arguments" in a.detail, a
+    assert b.verdict == "fixes-crash" and "(the call at b/train.py, line 13)" in b.detail, b
+
+
+def test_the_arguments_are_evaluated_afresh_from_the_constants_only(projects, tmp_path):
+    root = projects["built"]
+    src = (root / "pkg/net.py").read_text(encoding="utf-8")
+    (site,) = project_sites(str(root / "pkg/net.py"), ast.parse(src), "Head", str(root), src)
+    assert (site.file, site.line) == ("train.py", 13)
+    first, second = site.values(None), site.values(None)
+    assert first == ((6,), {"classes": 3, "scale": 2.0}) == second
+    # a list argument is a new object per evaluation: one version's constructor cannot mutate the other's
+    write(tmp_path, {"m.py": NET, "run.py": "from m import Head\nSIZES = [6, 3]\nh = Head(SIZES, 3)\n"})
+    msrc = (tmp_path / "m.py").read_text(encoding="utf-8")
+    (lst,) = project_sites(str(tmp_path / "m.py"), ast.parse(msrc), "Head", str(tmp_path), msrc)
+    assert lst.values(None)[0][0] is not lst.values(None)[0][0]
