@@ -123,3 +123,97 @@ def test_the_arguments_are_evaluated_afresh_from_the_constants_only(projects, tm
     msrc = (tmp_path / "m.py").read_text(encoding="utf-8")
     (lst,) = project_sites(str(tmp_path / "m.py"), ast.parse(msrc), "Head", str(tmp_path), msrc)
     assert lst.values(None)[0][0] is not lst.values(None)[0][0]
+
+
+# --------------------------------------------------------------------------- constants of the calling function
+
+SCRIPT = NET + """
+
+def main():
+    torch_seed = 0
+    classes = 3
+    {extra}model = Head(6, classes, scale=float(classes))
+    return model, torch_seed
+"""
+
+
+# --------------------------------------------------------------------------- a network held by an agent
+
+AGENT = """
+import torch.nn as nn
+
+
+class QNet(nn.Module):
+    def __init__(self, lr, dims, actions, hooked=False):
+        super().__init__()
+        self.fc = nn.Linear(dims[0], actions)
+        self.lr = lr
+        if hooked:
+            self.register_forward_hook(lambda mod, inp, out: out + 1)
+
+    def forward(self, state):
+        return self.fc(state).relu()
+
+
+class Agent:
+    def __init__(self, lr, dims, actions, hooked=False, memory=100):
+        self.memory = [None] * memory
+        self.q = QNet(lr, dims, actions=actions, hooked=hooked)
+
+    def act(self, state):
+        return self.q.forward(state).argmax()
+"""
+
+MAIN = """
+import sys
+from agent import Agent
+
+if __name__ == "__main__":
+    agent = Agent(lr=0.001, dims=[8], actions=4, memory=int(sys.argv[1]){hooked})
+"""
+
+
+def forward_call(root: Path, setup: str) -> VerifyRequest:
+    src = (root / "agent.py").read_text(encoding="utf-8")
+    return VerifyRequest(path=str(root / "agent.py"), original=src,
+                         rewritten=src.replace("self.q.forward(state)", "self.q(state)"), rule="GF305", line=22,
+                         contract={"kind": "forward-call", "receiver": "q", "in_class": False,
+                                   "call_old": "self.q.forward(state)", "call_new": "self.q(state)", "setup": setup},
+                         project_root=str(root))
+
+
+@pytest.fixture(scope="module")
+def more(tmp_path_factory):
+    base = tmp_path_factory.mktemp("more")
+    reqs = []
+    for name, extra in (("local", ""), ("rebound", "classes += 1\n    ")):
+        write(base / name, {"m.py": SCRIPT.format(extra=extra)})
+        reqs.append(request(base / name, "m.py", "y = y * self.scale"))
+    for name, hooked in (("plain", ""), ("hooked", ", hooked=True")):
+        write(base / name, {"agent.py": AGENT, "main.py": MAIN.format(hooked=hooked)})
+        reqs.append(forward_call(base / name, "q = QNet(lr, dims, actions=actions, hooked=hooked)"))
+    write(base / "nocall", {"agent.py": AGENT})
+    reqs.append(forward_call(base / "nocall", "q = QNet(lr, dims, actions=actions, hooked=hooked)"))
+    with Verifier(jobs=2, timeout_s=20.0) as v:
+        return v.verify_many(reqs)
+
+
+def test_arguments_from_constants_of_the_calling_function(more):
+    local, rebound = more[0], more[1]
+    assert local.verdict == "fixes-crash", local
+    assert "Head built as `Head(6, classes, scale=float(classes))` (the call at line 20, after `classes = 3` in " \
+           "main())" in local.detail, local
+    # `classes += 1` binds it twice: not a constant of main() any more
+    assert rebound.verdict == "untestable" and "constructor of Head needs arguments" in rebound.detail, rebound
+
+
+def test_network_built_from_the_agents_constructor_call(more):
+    plain, hooked, nocall = more[2], more[3], more[4]
+    assert plain.verdict == "equivalent", plain
+    assert "`q` built as Agent.__init__ builds it, with actions, dims, hooked, lr from `Agent(lr=0.001, dims=[8], " \
+           "actions=4, memory=int(sys.argv[1]))` (the call of Agent at main.py, line 6)" in plain.detail, plain
+    # `memory` comes from the command line, but the build does not read it; `hooked` is its default
+    assert hooked.verdict == "changes-behaviour", hooked  # the hook the agent's call asks for changes the output
+    assert nocall.verdict == "untestable", nocall
+    assert "`q` is built in Agent.__init__ from its parameter(s) actions, dims, hooked, lr, and no call of Agent" \
+           in nocall.detail, nocall

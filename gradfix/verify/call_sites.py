@@ -26,7 +26,7 @@ import builtins
 import inspect
 import os
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import source as S
@@ -40,18 +40,62 @@ class CallSite:
     kwargs: dict  # name -> ast node
     file: str | None = None  # another file of the project (shown relative to the root); None: the checked file
     namespace: Callable[[], dict] | None = None  # builds that file's constants afresh (project_sites)
+    prelude: list = field(default_factory=list)  # (name, value node): constants of the enclosing function
+
+    def _namespace(self, mod: types.ModuleType) -> tuple[dict, str]:
+        ns = vars(mod) if self.namespace is None else self.namespace()
+        where = (getattr(mod, "__file__", None) if self.file is None else self.file) or "<call site>"
+        if self.prelude:  # the function's constants, in a copy (a comprehension cannot see eval's locals)
+            ns = dict(ns)
+            for name, value in self.prelude:
+                ns[name] = _eval_in(value, ns, where)
+        return ns, where
+
+    function: str | None = None  # the function the call is in, when the prelude comes from it
 
     @property
     def place(self) -> str:
-        return f"line {self.line}" if self.file is None else f"{self.file}, line {self.line}"
+        at = f"line {self.line}" if self.file is None else f"{self.file}, line {self.line}"
+        if self.prelude:
+            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in self.prelude)
+            at += f", after `{sets}` in {self.function}()"
+        return at
 
     def values(self, mod: types.ModuleType) -> tuple[tuple, dict]:
         """The arguments, evaluated afresh: in `mod` for a call of the checked file, else in the other file's
         constants (built anew for each version, so that neither sees what the other's constructor mutated)."""
-        ns = vars(mod) if self.namespace is None else self.namespace()
-        where = (getattr(mod, "__file__", None) if self.file is None else self.file) or "<call site>"
+        ns, where = self._namespace(mod)
         return tuple(_eval_in(a, ns, where) for a in self.args), {k: _eval_in(v, ns, where)
                                                                    for k, v in self.kwargs.items()}
+
+    def bound(self, sig: inspect.Signature, needed: set[str], mod: types.ModuleType) -> dict[str, Any] | None:
+        """The values of the parameters `needed` when this call binds to `sig`: each evaluated from its argument
+        here (which must be one the verifier may evaluate), or the parameter's default; None when one is neither."""
+        try:
+            b = sig.bind(*range(len(self.args)), **{k: k for k in self.kwargs})
+        except TypeError:
+            return None
+        ns, where = self._namespace(mod)
+        out: dict[str, Any] = {}
+        for p in needed:
+            if p not in sig.parameters:
+                return None
+            if p in b.arguments:
+                slot = b.arguments[p]
+                node = self.args[slot] if isinstance(slot, int) else self.kwargs[slot]
+                if node is UNKNOWN or sig.parameters[p].kind in (inspect.Parameter.VAR_POSITIONAL,
+                                                                 inspect.Parameter.VAR_KEYWORD):
+                    return None
+                out[p] = _eval_in(node, ns, where)
+            elif sig.parameters[p].default is not inspect.Parameter.empty:
+                out[p] = sig.parameters[p].default
+            else:
+                return None
+        return out
+
+
+def _short(t: str, n: int = 40) -> str:
+    return t if len(t) <= n else t[: n - 3] + "..."
 
 
 def _text(node: ast.Call) -> str:
@@ -59,19 +103,109 @@ def _text(node: ast.Call) -> str:
     return t if len(t) <= 80 else t[:77] + "..."
 
 
-def call_sites(tree: ast.Module, name: str) -> list[CallSite]:
-    """Calls `name(...)` anywhere in the file whose arguments the verifier may evaluate, in source order."""
+def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite]:
+    """Calls `name(...)` anywhere in the file whose arguments the verifier may evaluate, in source order
+    (`every=False`: every call without `*`/`**`, its arguments the verifier may not evaluate left out of it)."""
     ok = S.evaluable(tree)
     out = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
+    for node, fn in _calls(tree):
+        if not (isinstance(node.func, ast.Name) and node.func.id == name):
             continue
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            continue
-        if all(ok(a) for a in node.args) and all(ok(k.value) for k in node.keywords):
-            out.append(CallSite(node.lineno, _text(node), list(node.args), {k.arg: k.value for k in node.keywords}))
+        site = _site(node, ok, every, fn)
+        if site is not None:
+            out.append(site)
     out.sort(key=lambda c: c.line)
     return out
+
+
+def _calls(tree: ast.Module):
+    """(call, the function it is in, or None at module level) for every call of the file."""
+    stack: list = [(tree, None)]
+    while stack:
+        node, fn = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
+            if isinstance(child, ast.Lambda):
+                inner = child
+            if isinstance(child, ast.Call):
+                yield child, fn
+            stack.append((child, inner))
+
+
+def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
+    """The constants a function binds before line `before`: `n_classes = 10` as a statement of its own body (not
+    nested in a branch or loop), the name bound nowhere else in the function (nor a parameter, global or nonlocal),
+    the value one the verifier may evaluate given the module's constants and the earlier local constants."""
+    if fn is None or isinstance(fn, ast.Lambda):
+        return []
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for x in n.names:
+                stores[x] = stores.get(x, 0) + 2
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            stores[n.name] = stores.get(n.name, 0) + 2
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                k = (a.asname or a.name).split(".")[0]
+                stores[k] = stores.get(k, 0) + 2
+    a = fn.args
+    params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | {x.arg for x in (a.vararg, a.kwarg) if x}
+    out: list[tuple[str, ast.expr]] = []
+    known: set[str] = set()
+    for st in fn.body:
+        if st.lineno >= before:
+            break
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        name = st.targets[0].id
+        if stores.get(name) != 1 or name in params or not ok(st.value, frozenset(known)):
+            continue
+        out.append((name, st.value))
+        known.add(name)
+    return out
+
+
+def _site(node: ast.Call, ok, every: bool, fn=None, **kw) -> CallSite | None:
+    """The call's arguments; with `every`, None unless all are evaluable, else only the evaluable ones are kept and
+    the others recorded as unknown (a parameter bound to one of them is never used). An argument may name a
+    constant of the enclosing function (`local_constants`)."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    pre = local_constants(fn, ok, node.lineno)
+    local = frozenset(n for n, _v in pre)
+    good = [ok(a, local) for a in node.args]
+    kgood = {k.arg: ok(k.value, local) for k in node.keywords}
+    if every and not (all(good) and all(kgood.values())):
+        return None
+    args = [a if g else UNKNOWN for a, g in zip(node.args, good)]
+    kwargs = {k.arg: (k.value if kgood[k.arg] else UNKNOWN) for k in node.keywords}
+    used = {n.id for x in args + list(kwargs.values()) if x is not UNKNOWN for n in ast.walk(x)
+            if isinstance(n, ast.Name)}
+    pre = _needed(pre, used)
+    return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None), **kw)
+
+
+def _needed(pre: list, used: set[str]) -> list:
+    """The local constants the arguments read, and those they read in turn (in order)."""
+    keep: list = []
+    for name, value in reversed(pre):
+        if name in used:
+            keep.append((name, value))
+            used |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return list(reversed(keep))
+
+
+class _Unknown:
+    """An argument the verifier may not evaluate (a name from the command line, a loaded file)."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
 
 
 def _eval_in(node: ast.AST, ns: dict, where: str) -> Any:
@@ -190,9 +324,10 @@ def _qualify(expr: ast.expr, imports: dict[str, str]) -> str | None:
     return ".".join([head] + list(reversed(parts)))
 
 
-def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str | None = None) -> list[CallSite]:
+def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str | None = None,
+                  every: bool = True) -> list[CallSite]:
     """Calls of the checked file's class `name` in the project's other files whose arguments that file's constants
-    make (see the module docstring), in path then line order."""
+    make (see the module docstring), in path then line order (`every=False`: as in `call_sites`)."""
     from gradfix.analysis.project import ProjectIndex, summarise
 
     path, root = os.path.abspath(path), os.path.abspath(root)
@@ -226,8 +361,8 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
         ok = None
         shown = os.path.relpath(f, root).replace(os.sep, "/")
         ns = None
-        for node in ast.walk(other):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, (ast.Name, ast.Attribute))):
+        for node, fn in _calls(other):
+            if not isinstance(node.func, (ast.Name, ast.Attribute)):
                 continue
             last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
             q = _qualify(node.func, summary.imports)
@@ -236,14 +371,13 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             hit = index.resolve(q, near=os.path.abspath(f))
             if hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
                 continue
-            if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-                continue
             ok = ok or S.evaluable(other)
-            if not (all(ok(a) for a in node.args) and all(ok(k.value) for k in node.keywords)):
+            site = _site(node, ok, every, fn, file=shown)
+            if site is None:
                 continue
             ns = ns or constants_namespace(other)
-            out.append(CallSite(node.lineno, _text(node), list(node.args), {k.arg: k.value for k in node.keywords},
-                                file=shown, namespace=ns))
+            site.namespace = ns
+            out.append(site)
     out.sort(key=lambda c: (c.file or "", c.line))
     return out
 
@@ -273,3 +407,83 @@ def reads(code: str, name: str) -> bool:
     except SyntaxError:
         return False
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+
+
+# --------------------------------------------------------------------------- a module held by a plain object
+
+
+@dataclass
+class HeldBuild:
+    values: dict  # the holder's __init__ parameters the build reads -> their values
+    holder: str
+    site: CallSite
+
+    @property
+    def note(self) -> str:
+        names = ", ".join(sorted(self.values))
+        return f"{names} from `{self.site.text}` (the call of {self.holder} at {self.site.place})"
+
+
+def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, path: str | None,
+               root: str | None) -> HeldBuild | None:
+    """A setup `attr = Cls(lr, dims=input_dims)` copied from `self.attr = Cls(lr, dims=input_dims)` in the
+    `__init__` of a plain class of the file (an agent holding its network) reads that `__init__`'s parameters, not
+    module names. Their values come from the first call of the holder class, in the file or in the project's other
+    files, that gives each of them an argument the verifier may evaluate (or leaves it to its default); no parameter
+    the build reads may be rebound in `__init__`. None when the setup reads no parameter; Untestable when it does
+    and no call gives them."""
+    from .runtime import Untestable
+
+    try:
+        st = ast.parse(setup)
+    except SyntaxError:
+        return None
+    if not (len(st.body) == 1 and isinstance(st.body[0], ast.Assign) and len(st.body[0].targets) == 1
+            and isinstance(st.body[0].targets[0], ast.Name) and st.body[0].targets[0].id == recv):
+        return None
+    rhs = ast.dump(st.body[0].value)
+    holders = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and fn.args.args):
+                continue
+            me = fn.args.args[0].arg
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and ast.dump(node.value) == rhs and any(
+                        isinstance(t, ast.Attribute) and t.attr == recv and isinstance(t.value, ast.Name)
+                        and t.value.id == me for t in node.targets):
+                    holders.append((cls, fn, node.value))
+    if len(holders) != 1:
+        return None
+    cls, init, value = holders[0]
+    a = init.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & set(params)
+    if not read:
+        return None
+    where = f"`{recv}` is built in {cls.name}.__init__ from its parameter(s) {', '.join(sorted(read))}"
+    if params[0] in read:
+        raise Untestable(f"{where}: it reads `{params[0]}`, the object under construction")
+    rebound = sorted({n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                      and n.id in read})
+    if rebound or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(init)):
+        raise Untestable(f"{where}, and __init__ rebinds {', '.join(rebound) or 'a name'} before or after")
+    holder = getattr(mod, cls.name, None)
+    try:
+        sig = inspect.signature(holder)
+    except (TypeError, ValueError):
+        return None
+    sites = call_sites(tree, cls.name, every=False)
+    if path and root:
+        sites = sites + project_sites(path, tree, cls.name, root, every=False)
+    for site in sites:
+        try:
+            values = site.bound(sig, read, mod)
+        except Exception:  # noqa: BLE001 - a constant left unset, a name of the other file that is not one
+            continue
+        if values is not None:
+            return HeldBuild(values, cls.name, site)
+    raise Untestable(f"{where}, and no call of {cls.name} in the file{' or the project' if root else ''} gives them "
+                     f"arguments the verifier can evaluate (constants only)")

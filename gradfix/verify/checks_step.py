@@ -53,7 +53,18 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
             if pre is not None:
                 exec(compile(pre, "<setup>", "exec"), ns)
                 ns["__gf_prior_build"] = pre
-        exec(compile(setup, "<setup>", "exec"), ns)
+        from .call_sites import held_build  # the module an agent's __init__ builds from its parameters
+
+        held = held_build(ctx.analysis.old_tree, setup, model_name, mod, ctx.req.path, ctx.req.project_root)
+        if held is None:
+            exec(compile(setup, "<setup>", "exec"), ns)
+        else:
+            local = dict(held.values)  # the parameters shadow module names, as in __init__
+            exec(compile(setup, "<setup>", "exec"), ns, local)
+            ns[model_name] = local.get(model_name)
+            note = f"`{model_name}` built as {held.holder}.__init__ builds it, with {held.note}."
+            if note not in ctx.notes:
+                ctx.notes.append(note)
     model = ns.get(model_name)
     if not isinstance(model, nn.Module):
         raise Untestable(f"setup does not bind an nn.Module named '{model_name}'")

@@ -42,6 +42,7 @@ class Ctx:
     required: dict = field(default_factory=dict)  # tag -> changed statements that must run
     _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
     built_from: dict = field(default_factory=dict)  # unit -> call_sites.CallSite its constructor arguments came from
+    notes: list = field(default_factory=list)  # sentences a definitive verdict's detail ends with (call_sites.py)
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -138,6 +139,8 @@ class Ctx:
             return Outcome(o.verdict, detail, o.unit)
         for unit, site in self.built_from.items():
             detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at {site.place})."
+        for note in self.notes:
+            detail = _sentence(detail) + " " + note
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:
