@@ -137,6 +137,47 @@ def main():
 """
 
 
+PARTIAL = NET + """
+import functools
+
+WIDTH = 6
+head = functools.partial(Head, WIDTH, scale=0.5)
+
+
+def build():
+    return head(3, scale=2.0)
+"""
+
+
+def test_a_call_through_functools_partial(more):
+    through = more[5]
+    assert through.verdict == "fixes-crash", through
+    assert "Head built as `Head(WIDTH, 3, scale=2.0)` via `head = functools.partial(Head, WIDTH, scale=0.5)` (the " \
+           "call at line 23)" in through.detail, through
+
+
+def test_aliases_and_partials_a_call_may_use():
+    tree = ast.parse(textwrap.dedent("""
+        import functools
+        from functools import partial
+        H = 4
+        Model = Net
+        make = functools.partial(Net, 3, hidden=H)
+        other = partial(Net, width=2)
+        twice = Net
+        twice = Other
+        wrapped = functools.partial(Other, 1)
+    """))
+    from gradfix.verify.call_sites import aliases
+
+    found = aliases(tree, "Net")
+    assert set(found) == {"Net", "Model", "make", "other"}  # `twice` is bound twice; `wrapped` wraps another class
+    assert found["Model"] is None and ast.unparse(found["make"]) == "functools.partial(Net, 3, hidden=H)"
+    # `partial` rebound by the file is not functools'
+    assert "other" not in aliases(ast.parse("from functools import partial\npartial = print\nother = partial(Net)\n"),
+                                  "Net")
+
+
 # --------------------------------------------------------------------------- a network held by an agent
 
 AGENT = """
@@ -194,6 +235,8 @@ def more(tmp_path_factory):
         reqs.append(forward_call(base / name, "q = QNet(lr, dims, actions=actions, hooked=hooked)"))
     write(base / "nocall", {"agent.py": AGENT})
     reqs.append(forward_call(base / "nocall", "q = QNet(lr, dims, actions=actions, hooked=hooked)"))
+    write(base / "partial", {"m.py": PARTIAL})
+    reqs.append(request(base / "partial", "m.py", "y = y * self.scale"))
     with Verifier(jobs=2, timeout_s=20.0) as v:
         return v.verify_many(reqs)
 

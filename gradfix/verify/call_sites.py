@@ -107,15 +107,65 @@ def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite
     """Calls `name(...)` anywhere in the file whose arguments the verifier may evaluate, in source order
     (`every=False`: every call without `*`/`**`, its arguments the verifier may not evaluate left out of it)."""
     ok = S.evaluable(tree)
+    names = aliases(tree, name)
     out = []
     for node, fn in _calls(tree):
-        if not (isinstance(node.func, ast.Name) and node.func.id == name):
+        if not (isinstance(node.func, ast.Name) and node.func.id in names):
             continue
+        alias, bound = node.func.id, names[node.func.id]
+        if bound is not None:  # `make = partial(Net, 3, hidden=H)`: the partial's arguments come first
+            keywords = _merged(bound.keywords, node.keywords)
+            read = {n.id for a in bound.args[1:] + bound.keywords for n in ast.walk(a) if isinstance(n, ast.Name)}
+            if keywords is None or (fn is not None and read & _stored(fn)):
+                continue  # `**`, or a name of the partial's (module-level) arguments that the function shadows
+            node = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=bound.args[1:] + node.args,
+                                              keywords=keywords), node)
         site = _site(node, ok, every, fn)
         if site is not None:
+            if alias != name:  # shown as the call it amounts to, then the alias: "`Net(3, hidden=4)` via `make = ...`"
+                via = f"{alias} = {ast.unparse(bound) if bound is not None else name}"
+                site.text = f"{_text(node)}` via `{_short(via, 60)}"
             out.append(site)
     out.sort(key=lambda c: c.line)
     return out
+
+
+_PARTIAL = ("functools.partial", "partial")
+
+
+def aliases(tree: ast.Module, name: str) -> dict[str, ast.Call | None]:
+    """The names a call of `name` may be written with in the file: itself, a module-level alias bound once
+    (`Model = ConvNet`), and a module-level `functools.partial(name, ...)` bound once (its Call node: its arguments
+    come before the call's). `partial` counts only when the file imports it from functools and binds it once."""
+    bound = S._module_bindings(tree)
+    partial_ok = {"functools.partial"} if bound.get("functools") == 1 and any(
+        isinstance(s, ast.Import) and any(a.name == "functools" and a.asname is None for a in s.names)
+        for s in tree.body) else set()
+    if bound.get("partial") == 1 and any(
+            isinstance(s, ast.ImportFrom) and s.module == "functools" and s.level == 0
+            and any(a.name == "partial" and a.asname is None for a in s.names) for s in tree.body):
+        partial_ok.add("partial")
+    out: dict[str, ast.Call | None] = {name: None}
+    for st in tree.body:
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        alias, v = st.targets[0].id, st.value
+        if bound.get(alias) != 1 or alias == name:
+            continue
+        if isinstance(v, ast.Name) and v.id == name:
+            out[alias] = None
+        elif (isinstance(v, ast.Call) and ast.unparse(v.func) in partial_ok and v.args
+              and isinstance(v.args[0], ast.Name) and v.args[0].id == name):
+            out[alias] = v
+    return out
+
+
+def _merged(first: list, then: list) -> list | None:
+    """partial's keywords, overridden by the call's (as functools.partial does); None with `**`."""
+    if any(k.arg is None for k in first + then):
+        return None
+    keys = {k.arg for k in then}
+    return [k for k in first if k.arg not in keys] + list(then)
 
 
 def _calls(tree: ast.Module):
@@ -130,6 +180,12 @@ def _calls(tree: ast.Module):
             if isinstance(child, ast.Call):
                 yield child, fn
             stack.append((child, inner))
+
+
+def _stored(fn) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
+        a.arg for n in ast.walk(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
 
 
 def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
