@@ -205,6 +205,26 @@ class Agent:
         return self.q.forward(state).argmax()
 """
 
+INMAIN = AGENT.split("class Agent")[0] + """
+def train(model, state):
+    return model.forward(state)
+
+
+def main():
+    dims = [8]
+    n = len(dims) * 4
+    model = QNet(0.1, dims, actions=n)
+    train(model, None)
+"""
+
+
+def test_network_built_in_main_from_its_constants(more):
+    built = more[6]
+    assert built.verdict == "equivalent", built
+    assert "`model` built by `model = QNet(0.1, dims, actions=n)` with `dims = [8], n = len(dims) * 4` set before it " \
+           "in main()" in built.detail, built
+
+
 MAIN = """
 import sys
 from agent import Agent
@@ -237,6 +257,13 @@ def more(tmp_path_factory):
     reqs.append(forward_call(base / "nocall", "q = QNet(lr, dims, actions=actions, hooked=hooked)"))
     write(base / "partial", {"m.py": PARTIAL})
     reqs.append(request(base / "partial", "m.py", "y = y * self.scale"))
+    write(base / "inmain", {"agent.py": INMAIN})
+    src = (base / "inmain" / "agent.py").read_text(encoding="utf-8")
+    reqs.append(VerifyRequest(path=str(base / "inmain" / "agent.py"), original=src,
+                              rewritten=src.replace("model.forward(state)", "model(state)"), rule="GF305", line=18,
+                              contract={"kind": "forward-call", "receiver": "model", "in_class": False,
+                                        "call_old": "model.forward(state)", "call_new": "model(state)",
+                                        "setup": "model = QNet(0.1, dims, actions=n)"}, project_root=None))
     with Verifier(jobs=2, timeout_s=20.0) as v:
         return v.verify_many(reqs)
 

@@ -543,3 +543,36 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
             return HeldBuild(values, cls.name, site)
     raise Untestable(f"{where}, and no call of {cls.name} in the file{' or the project' if root else ''} gives them "
                      f"arguments the verifier can evaluate (constants only)")
+
+
+def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple[dict, str] | None:
+    """A setup `model = ConvNet(output_dim=n_classes)` copied from a statement of a function (`main()`) that reads
+    constants of that function (`n_classes = 10` before it, `local_constants`): (their values, a note naming them).
+    None when the setup is no such statement, or reads names the function does not make constants."""
+    try:
+        st = ast.parse(setup)
+    except SyntaxError:
+        return None
+    if not (len(st.body) == 1 and isinstance(st.body[0], ast.Assign)):
+        return None
+    want = ast.dump(st.body[0])
+    ok = S.evaluable(tree)
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) == want]
+    if len(found) != 1:
+        return None
+    fn, stmt = found[0]
+    pre = local_constants(fn, ok, stmt.lineno)
+    read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    pre = _needed(pre, set(read))
+    if not pre or (read - {n for n, _v in pre}) & _stored(fn):
+        return None  # another name of the setup is a local of the function: not one the module gives
+    ns = dict(vars(mod))
+    where = getattr(mod, "__file__", None) or "<setup>"
+    values = {}
+    for name, value in pre:
+        ns[name] = values[name] = _eval_in(value, ns, where)
+    sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+    return values, f"with `{sets}` set before it in {fn.name}()"
