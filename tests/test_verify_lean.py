@@ -67,6 +67,8 @@ def test_calls_reading_only_torch_and_locals_need_no_load(verdicts):
     ("import torch\nfrom utils import *\n", False),
     ("import torch as T\n", False),  # `torch` not bound by the file: the loaded path adds it with a note
     ("import torch\namp = True\n", False),  # the call's `amp` would be the file's constant
+    ("import torch\namp = not args.noamp\n", True),  # set by code the verifier does not run: a probe either way
+    ("import torch\nfrom flags import amp\n", False),
 ])
 def test_when_the_file_is_not_needed(src, lean):
     tree = ast.parse(src)

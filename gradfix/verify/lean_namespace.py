@@ -6,8 +6,8 @@ runs every import of the file (a project's data pipeline, sklearn, pandas: secon
 that timed out on the survey's repositories), or fails when one of them does not import here.
 
 When every name the two calls read is `torch` bound by the file's plain `import torch` (and nothing else binds
-`torch` at module level), or a name the file does not bind at module level at all (a local variable, which the check
-replaces by probe values either way), the loaded namespace would give the calls exactly what `{"torch": torch}`
+`torch` at module level), or a name no statement the verifier runs at load binds (a local variable, or
+`use_amp = not args.noamp` of a script's top level: the check replaces it by probe values either way), the loaded namespace would give the calls exactly what `{"torch": torch}`
 gives: the check runs on that, and the file is not loaded. Anything else (a module constant as an argument,
 `from torch.cuda.amp import autocast`, a file that rebinds `torch`) loads the file as before.
 """
@@ -60,7 +60,10 @@ def lean_namespace(old_tree: ast.Module, new_tree: ast.Module, calls: list[ast.e
     for tree in (old_tree, new_tree):
         if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
             return None  # `from utils import *` may bind any name
-        bound = S._module_bindings(tree)
+        kept, computed, _dropped = S.classify_module(tree)
+        bound: set[str] = set()  # what the loaded version binds; a name only dropped code sets is a probe either way
+        for stmt in kept + computed:
+            bound |= S._assigned_names(stmt)
         for name in reads:
             if name == "torch":
                 if not _plain_torch_only(tree):
