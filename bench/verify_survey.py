@@ -41,13 +41,30 @@ sys.path.insert(0, str(HERE))
 from survey import DEFAULT_REPOS, DEFAULT_ROOT, SKIP_DIRS, norm_path, read_tsv, repo_dir  # noqa: E402
 
 DEFAULT_ENVS = HERE / "verify_survey_envs.tsv"
+# --set NAME: the repository list, the extracted trees and the envs TSV of one of the measured sets.
+SETS = {
+    "survey": (DEFAULT_REPOS, DEFAULT_ROOT, DEFAULT_ENVS),
+    "heldout": (HERE / "heldout_repos.tsv", Path("/work/survey/heldout"), HERE / "verify_heldout_envs.tsv"),
+    "heldout2": (HERE / "heldout2_repos.tsv", Path("/work/survey/heldout2"), HERE / "verify_heldout2_envs.tsv"),
+    "heldout3": (HERE / "heldout3_repos.tsv", Path("/work/survey/heldout3"), HERE / "verify_heldout3_envs.tsv"),
+}
 VERDICTS = ("equivalent", "fixes-crash", "fixes-hazard", "changes-behaviour", "failed", "untestable")
 
 
-def read_envs(path: Path) -> dict[str, str]:
+class Envs(dict):
+    """repo -> venv; a `*` row names the shared venv of every repository not listed on its own."""
+
+    def get(self, repo, default=""):
+        return super().get(repo) or super().get("*") or default
+
+    def __contains__(self, repo):
+        return super().__contains__(repo) or super().__contains__("*")
+
+
+def read_envs(path: Path) -> Envs:
     if not path.is_file():
-        return {}
-    return {repo: venv for repo, venv, _inst, _skip in read_tsv(path, 4) if venv}
+        return Envs()
+    return Envs({repo: venv for repo, venv, _inst, _skip in read_tsv(path, 4) if venv})
 
 
 def gradfix_env(pythonpath: str) -> dict[str, str]:
@@ -211,9 +228,11 @@ def cmd_from_json(path: str) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="verdict shares of gradfix's verifier on real repositories")
-    p.add_argument("--repos", default=str(DEFAULT_REPOS), help="repository list (TSV, as bench/survey.py)")
-    p.add_argument("--root", default=str(DEFAULT_ROOT), help="folder holding owner+name/ trees")
-    p.add_argument("--envs", default=str(DEFAULT_ENVS), help="TSV: repo, venv, installed, skipped")
+    p.add_argument("--set", choices=sorted(SETS), default="survey",
+                   help="the measured set whose --repos, --root and --envs are the defaults (default: survey)")
+    p.add_argument("--repos", help="repository list (TSV, as bench/survey.py)")
+    p.add_argument("--root", help="folder holding owner+name/ trees")
+    p.add_argument("--envs", help="TSV: repo, venv, installed, skipped (repo `*`: the venv of every repository)")
     p.add_argument("--only", action="append", default=[], help="only this owner/name (repeatable)")
     p.add_argument("--with-env", action="store_true", help="only repositories that have a venv entry in --envs")
     p.add_argument("--scan", action="store_true", help="no verification: count fixable findings per repository")
@@ -224,6 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per repository")
     p.add_argument("--pythonpath", default="", help="folder put first on PYTHONPATH for gradfix (a pinned copy)")
     args = p.parse_args(argv)
+    set_repos, set_root, set_envs = SETS[args.set]
+    args.repos = args.repos or str(set_repos)
+    args.root = args.root or str(set_root)
+    args.envs = args.envs or str(set_envs)
     if args.from_json:
         return cmd_from_json(args.from_json)
     repos = [row[0] for row in read_tsv(Path(args.repos), 4)]

@@ -1,4 +1,4 @@
-"""Constructor arguments of a unit taken from a call of it in the same file.
+"""Constructor arguments of a unit taken from a call of it in the same file, or in another file of the project.
 
 A module whose constructor needs arguments was `untestable` unless a fixture built it. Scripts and notebooks
 usually build their model once, in the same file, from constants: `model = ConvNet(num_classes=NUM_CLASSES)`. That
@@ -8,15 +8,26 @@ Only a call whose every argument is an expression the verifier already evaluates
 literals, the file's constants, pure builtins and the file's pure helpers) is used; its arguments are evaluated in
 each loaded version's own namespace, and must bind to the constructor's signature. The first such call in the file
 (in source order) wins. A verdict reached this way is a verdict on that configuration, and its detail says which.
+
+Projects usually define the model in one file (`model.py`) and build it in another (`train.py`:
+`from model import Net` ... `net = Net(hidden=HIDDEN)`). When the file itself has no usable call, the project's
+other files are searched (`project_sites`): a call whose callee resolves, through that file's imports and the
+project index (gradfix/analysis/project.py), to this file's class, with arguments that file's own constants make.
+The arguments are evaluated in a namespace built from that file's constant statements only (literal and computed
+constants, its pure helpers, `import math/string/torch`): none of its other imports or code runs, so the checked
+file is never imported as a real module. Files are taken in path order, calls in line order; the detail names the
+file and line.
 """
 
 from __future__ import annotations
 
 import ast
+import builtins
 import inspect
+import os
 import types
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 from . import source as S
 
@@ -27,6 +38,64 @@ class CallSite:
     text: str  # the call as written, shortened
     args: list  # ast nodes
     kwargs: dict  # name -> ast node
+    file: str | None = None  # another file of the project (shown relative to the root); None: the checked file
+    namespace: Callable[[], dict] | None = None  # builds that file's constants afresh (project_sites)
+    prelude: list = field(default_factory=list)  # (name, value node): constants of the enclosing function
+
+    def _namespace(self, mod: types.ModuleType) -> tuple[dict, str]:
+        ns = vars(mod) if self.namespace is None else self.namespace()
+        where = (getattr(mod, "__file__", None) if self.file is None else self.file) or "<call site>"
+        if self.prelude:  # the function's constants, in a copy (a comprehension cannot see eval's locals)
+            ns = dict(ns)
+            for name, value in self.prelude:
+                ns[name] = _eval_in(value, ns, where)
+        return ns, where
+
+    function: str | None = None  # the function the call is in, when the prelude comes from it
+
+    @property
+    def place(self) -> str:
+        at = f"line {self.line}" if self.file is None else f"{self.file}, line {self.line}"
+        if self.prelude:
+            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in self.prelude)
+            at += f", after `{sets}` in {self.function}()"
+        return at
+
+    def values(self, mod: types.ModuleType) -> tuple[tuple, dict]:
+        """The arguments, evaluated afresh: in `mod` for a call of the checked file, else in the other file's
+        constants (built anew for each version, so that neither sees what the other's constructor mutated)."""
+        ns, where = self._namespace(mod)
+        return tuple(_eval_in(a, ns, where) for a in self.args), {k: _eval_in(v, ns, where)
+                                                                   for k, v in self.kwargs.items()}
+
+    def bound(self, sig: inspect.Signature, needed: set[str], mod: types.ModuleType) -> dict[str, Any] | None:
+        """The values of the parameters `needed` when this call binds to `sig`: each evaluated from its argument
+        here (which must be one the verifier may evaluate), or the parameter's default; None when one is neither."""
+        try:
+            b = sig.bind(*range(len(self.args)), **{k: k for k in self.kwargs})
+        except TypeError:
+            return None
+        ns, where = self._namespace(mod)
+        out: dict[str, Any] = {}
+        for p in needed:
+            if p not in sig.parameters:
+                return None
+            if p in b.arguments:
+                slot = b.arguments[p]
+                node = self.args[slot] if isinstance(slot, int) else self.kwargs[slot]
+                if node is UNKNOWN or sig.parameters[p].kind in (inspect.Parameter.VAR_POSITIONAL,
+                                                                 inspect.Parameter.VAR_KEYWORD):
+                    return None
+                out[p] = _eval_in(node, ns, where)
+            elif sig.parameters[p].default is not inspect.Parameter.empty:
+                out[p] = sig.parameters[p].default
+            else:
+                return None
+        return out
+
+
+def _short(t: str, n: int = 40) -> str:
+    return t if len(t) <= n else t[: n - 3] + "..."
 
 
 def _text(node: ast.Call) -> str:
@@ -34,42 +103,339 @@ def _text(node: ast.Call) -> str:
     return t if len(t) <= 80 else t[:77] + "..."
 
 
-def call_sites(tree: ast.Module, name: str) -> list[CallSite]:
-    """Calls `name(...)` anywhere in the file whose arguments the verifier may evaluate, in source order."""
+def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite]:
+    """Calls `name(...)` anywhere in the file whose arguments the verifier may evaluate, in source order
+    (`every=False`: every call without `*`/`**`, its arguments the verifier may not evaluate left out of it)."""
     ok = S.evaluable(tree)
+    names = aliases(tree, name)
     out = []
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name):
+    for node, fn in _calls(tree):
+        if not (isinstance(node.func, ast.Name) and node.func.id in names):
             continue
-        if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-            continue
-        if all(ok(a) for a in node.args) and all(ok(k.value) for k in node.keywords):
-            out.append(CallSite(node.lineno, _text(node), list(node.args), {k.arg: k.value for k in node.keywords}))
+        alias, bound = node.func.id, names[node.func.id]
+        if bound is not None:  # `make = partial(Net, 3, hidden=H)`: the partial's arguments come first
+            keywords = _merged(bound.keywords, node.keywords)
+            read = {n.id for a in bound.args[1:] + bound.keywords for n in ast.walk(a) if isinstance(n, ast.Name)}
+            if keywords is None or (fn is not None and read & _stored(fn)):
+                continue  # `**`, or a name of the partial's (module-level) arguments that the function shadows
+            node = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=bound.args[1:] + node.args,
+                                              keywords=keywords), node)
+        site = _site(node, ok, every, fn)
+        if site is not None:
+            if alias != name:  # shown as the call it amounts to, then the alias: "`Net(3, hidden=4)` via `make = ...`"
+                via = f"{alias} = {ast.unparse(bound) if bound is not None else name}"
+                site.text = f"{_text(node)}` via `{_short(via, 60)}"
+            out.append(site)
     out.sort(key=lambda c: c.line)
     return out
 
 
-def _eval(node: ast.AST, mod: types.ModuleType) -> Any:
+_PARTIAL = ("functools.partial", "partial")
+
+
+def aliases(tree: ast.Module, name: str) -> dict[str, ast.Call | None]:
+    """The names a call of `name` may be written with in the file: itself, a module-level alias bound once
+    (`Model = ConvNet`), and a module-level `functools.partial(name, ...)` bound once (its Call node: its arguments
+    come before the call's). `partial` counts only when the file imports it from functools and binds it once."""
+    bound = S._module_bindings(tree)
+    partial_ok = {"functools.partial"} if bound.get("functools") == 1 and any(
+        isinstance(s, ast.Import) and any(a.name == "functools" and a.asname is None for a in s.names)
+        for s in tree.body) else set()
+    if bound.get("partial") == 1 and any(
+            isinstance(s, ast.ImportFrom) and s.module == "functools" and s.level == 0
+            and any(a.name == "partial" and a.asname is None for a in s.names) for s in tree.body):
+        partial_ok.add("partial")
+    out: dict[str, ast.Call | None] = {name: None}
+    for st in tree.body:
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        alias, v = st.targets[0].id, st.value
+        if bound.get(alias) != 1 or alias == name:
+            continue
+        if isinstance(v, ast.Name) and v.id == name:
+            out[alias] = None
+        elif (isinstance(v, ast.Call) and ast.unparse(v.func) in partial_ok and v.args
+              and isinstance(v.args[0], ast.Name) and v.args[0].id == name):
+            out[alias] = v
+    return out
+
+
+def _merged(first: list, then: list) -> list | None:
+    """partial's keywords, overridden by the call's (as functools.partial does); None with `**`."""
+    if any(k.arg is None for k in first + then):
+        return None
+    keys = {k.arg for k in then}
+    return [k for k in first if k.arg not in keys] + list(then)
+
+
+def _calls(tree: ast.Module):
+    """(call, the function it is in, or None at module level) for every call of the file."""
+    stack: list = [(tree, None)]
+    while stack:
+        node, fn = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            inner = child if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) else fn
+            if isinstance(child, ast.Lambda):
+                inner = child
+            if isinstance(child, ast.Call):
+                yield child, fn
+            stack.append((child, inner))
+
+
+def _stored(fn) -> set[str]:
+    return {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)} | {
+        a.arg for n in ast.walk(fn) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+        for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
+
+
+def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
+    """The constants a function binds before line `before`: `n_classes = 10` as a statement of its own body (not
+    nested in a branch or loop), the name bound nowhere else in the function (nor a parameter, global or nonlocal),
+    the value one the verifier may evaluate given the module's constants and the earlier local constants."""
+    if fn is None or isinstance(fn, ast.Lambda):
+        return []
+    stores: dict[str, int] = {}
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+            stores[n.id] = stores.get(n.id, 0) + 1
+        elif isinstance(n, (ast.Global, ast.Nonlocal)):
+            for x in n.names:
+                stores[x] = stores.get(x, 0) + 2
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and n is not fn:
+            stores[n.name] = stores.get(n.name, 0) + 2
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                k = (a.asname or a.name).split(".")[0]
+                stores[k] = stores.get(k, 0) + 2
+    a = fn.args
+    params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | {x.arg for x in (a.vararg, a.kwarg) if x}
+    out: list[tuple[str, ast.expr]] = []
+    known: set[str] = set()
+    for st in fn.body:
+        if st.lineno >= before:
+            break
+        if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
+            continue
+        name = st.targets[0].id
+        if stores.get(name) != 1 or name in params or not ok(st.value, frozenset(known)):
+            continue
+        out.append((name, st.value))
+        known.add(name)
+    return out
+
+
+def _site(node: ast.Call, ok, every: bool, fn=None, **kw) -> CallSite | None:
+    """The call's arguments; with `every`, None unless all are evaluable, else only the evaluable ones are kept and
+    the others recorded as unknown (a parameter bound to one of them is never used). An argument may name a
+    constant of the enclosing function (`local_constants`)."""
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return None
+    pre = local_constants(fn, ok, node.lineno)
+    local = frozenset(n for n, _v in pre)
+    good = [ok(a, local) for a in node.args]
+    kgood = {k.arg: ok(k.value, local) for k in node.keywords}
+    if every and not (all(good) and all(kgood.values())):
+        return None
+    args = [a if g else UNKNOWN for a, g in zip(node.args, good)]
+    kwargs = {k.arg: (k.value if kgood[k.arg] else UNKNOWN) for k in node.keywords}
+    used = {n.id for x in args + list(kwargs.values()) if x is not UNKNOWN for n in ast.walk(x)
+            if isinstance(n, ast.Name)}
+    pre = _needed(pre, used)
+    return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None), **kw)
+
+
+def _needed(pre: list, used: set[str]) -> list:
+    """The local constants the arguments read, and those they read in turn (in order)."""
+    keep: list = []
+    for name, value in reversed(pre):
+        if name in used:
+            keep.append((name, value))
+            used |= {n.id for n in ast.walk(value) if isinstance(n, ast.Name)}
+    return list(reversed(keep))
+
+
+class _Unknown:
+    """An argument the verifier may not evaluate (a name from the command line, a loaded file)."""
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+
+UNKNOWN = _Unknown()
+
+
+def _eval_in(node: ast.AST, ns: dict, where: str) -> Any:
     expr = ast.Expression(body=node)
     ast.fix_missing_locations(expr)
-    return eval(compile(expr, getattr(mod, "__file__", None) or "<call site>", "eval"), vars(mod))  # noqa: S307
+    return eval(compile(expr, where, "eval"), ns)  # noqa: S307
 
 
-def constructor_args(tree: ast.Module, name: str, cls: type, mod: types.ModuleType) -> tuple[tuple, dict, CallSite] | None:
-    """(args, kwargs, site) of the first usable call of `name` in `tree`, evaluated in `mod`; None when none is."""
+def _eval(node: ast.AST, mod: types.ModuleType) -> Any:
+    return _eval_in(node, vars(mod), getattr(mod, "__file__", None) or "<call site>")
+
+
+def constructor_args(tree: ast.Module, name: str, cls: type, mod: types.ModuleType,
+                     path: str | None = None, root: str | None = None) -> tuple[tuple, dict, CallSite] | None:
+    """(args, kwargs, site) of the first usable call of `name` in `tree`, evaluated in `mod`, else (with the file's
+    `path` and the project `root`) of the first in another file of the project; None when none is."""
     try:
         sig = inspect.signature(cls)
     except (TypeError, ValueError):
         return None
-    for site in call_sites(tree, name):
-        try:
-            args = tuple(_eval(a, mod) for a in site.args)
-            kwargs = {k: _eval(v, mod) for k, v in site.kwargs.items()}
-            sig.bind(*args, **kwargs)
-        except Exception:  # noqa: BLE001 - a constant left unset (it raised at load), or arguments that do not bind
-            continue
-        return args, kwargs, site
+    sites = call_sites(tree, name)
+    for pass_ in (0, 1):
+        if pass_ == 1:
+            if not (path and root):
+                break
+            sites = project_sites(path, tree, name, root)
+        for site in sites:
+            try:
+                args, kwargs = site.values(mod)
+                sig.bind(*args, **kwargs)
+            except Exception:  # noqa: BLE001 - a constant left unset (it raised at load), or arguments that do not bind
+                continue
+            return args, kwargs, site
     return None
+
+
+# --------------------------------------------------------------------------- calls in the project's other files
+
+_SKIP_DIRS = {".git", "__pycache__", "node_modules", "build", "dist", ".tox", ".venv", "venv", "site-packages"}
+MAX_FILES = 2000  # files looked at (their text is only searched for the name unless it occurs)
+_CONST_IMPORTS = frozenset({"math", "string", "torch"})
+
+
+def _project_files(root: str, limit: int = MAX_FILES) -> list[str]:
+    out: list[str] = []
+    for d, dirs, files in os.walk(root):
+        dirs[:] = sorted(x for x in dirs if x not in _SKIP_DIRS and not x.startswith(".") and not x.endswith(".egg-info"))
+        out.extend(os.path.join(d, f) for f in sorted(files) if f.endswith(".py"))
+        if len(out) >= limit:
+            break
+    return out[:limit]
+
+
+def _read(path: str) -> str | None:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def constants_namespace(tree: ast.Module) -> Callable[[], dict]:
+    """A builder of another file's constants: its module-level literal and computed constants (each guarded: one
+    that raises leaves its name unset), the pure helpers they call and `import math/string/torch`, run in order in a
+    fresh namespace. Nothing else of the file runs (no other import, no class, no loop)."""
+    kept, computed, _dropped = S.classify_module(tree)
+    keep, comp = {id(s) for s in kept}, {id(s) for s in computed}
+    pure_defs = _pure_function_names(tree)
+    body: list[ast.stmt] = []
+    for stmt in tree.body:
+        if id(stmt) in comp:
+            body.append(S._guarded(stmt))
+        elif id(stmt) not in keep:
+            continue
+        elif isinstance(stmt, ast.Import):
+            if all(a.name.split(".")[0] in _CONST_IMPORTS and (a.asname is None or a.name in _CONST_IMPORTS)
+                   for a in stmt.names):
+                body.append(stmt)
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            body.append(S._guarded(stmt))
+        elif isinstance(stmt, ast.FunctionDef) and stmt.name in pure_defs:
+            body.append(stmt)
+        elif isinstance(stmt, (ast.If, ast.Try)) and not any(
+                isinstance(n, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                for n in ast.walk(stmt)):
+            body.append(S._guarded(stmt))
+    code = compile(ast.Module(body=body, type_ignores=[]), "<call site constants>", "exec")
+
+    def build() -> dict:
+        ns: dict = {"__name__": "_gradfix_call_site", "__builtins__": builtins}
+        exec(code, ns)  # noqa: S102 - constants, pure helpers and three imports only (above)
+        return ns
+
+    return build
+
+
+def _pure_function_names(tree: ast.Module) -> frozenset:
+    from .pure_calls import pure_callables
+
+    bound = S._module_bindings(tree)
+    _k, _c, _d, consts, modules = S._classify(tree, bound, frozenset())
+    pure = pure_callables(tree, bound, lambda n, local, p: S._is_computed_constant(n, consts, modules, bound, p, local))
+    return frozenset(pure)
+
+
+def _qualify(expr: ast.expr, imports: dict[str, str]) -> str | None:
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if not isinstance(expr, ast.Name):
+        return None
+    head = imports.get(expr.id)
+    if head is None:
+        return None  # a name the file binds itself: not an import of the checked file's class
+    return ".".join([head] + list(reversed(parts)))
+
+
+def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str | None = None,
+                  every: bool = True) -> list[CallSite]:
+    """Calls of the checked file's class `name` in the project's other files whose arguments that file's constants
+    make (see the module docstring), in path then line order (`every=False`: as in `call_sites`)."""
+    from gradfix.analysis.project import ProjectIndex, summarise
+
+    path, root = os.path.abspath(path), os.path.abspath(root)
+    rel = os.path.relpath(path, root)
+    if rel.startswith(".."):
+        return []
+    index = ProjectIndex(root)
+    index.update(path, source if source is not None else ast.unparse(tree))
+    callers: list[tuple[str, str]] = []
+    for f in _project_files(root):
+        if os.path.abspath(f) == path:
+            continue
+        text = _read(f)
+        if text is None:
+            continue
+        if os.path.basename(f) in ("__init__.py", os.path.basename(path)):
+            # re-exports (`from .net import Net`), and every file that could be imported by the same name (two
+            # `model.py` in two folders: the index resolves a name only when one file is nearest)
+            index.update(f, text)
+        if name in text:
+            callers.append((f, text))
+    out: list[CallSite] = []
+    for f, text in callers:
+        try:
+            other = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        summary = summarise(os.path.abspath(f), text, root, other)
+        if summary is None:
+            continue
+        ok = None
+        shown = os.path.relpath(f, root).replace(os.sep, "/")
+        ns = None
+        for node, fn in _calls(other):
+            if not isinstance(node.func, (ast.Name, ast.Attribute)):
+                continue
+            last = node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            q = _qualify(node.func, summary.imports)
+            if q is None or (last != name and not q.endswith("." + name)):
+                continue
+            hit = index.resolve(q, near=os.path.abspath(f))
+            if hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
+                continue
+            ok = ok or S.evaluable(other)
+            site = _site(node, ok, every, fn, file=shown)
+            if site is None:
+                continue
+            ns = ns or constants_namespace(other)
+            site.namespace = ns
+            out.append(site)
+    out.sort(key=lambda c: (c.file or "", c.line))
+    return out
 
 
 def prior_build(tree: ast.Module, name: str) -> str | None:
@@ -97,3 +463,116 @@ def reads(code: str, name: str) -> bool:
     except SyntaxError:
         return False
     return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(tree))
+
+
+# --------------------------------------------------------------------------- a module held by a plain object
+
+
+@dataclass
+class HeldBuild:
+    values: dict  # the holder's __init__ parameters the build reads -> their values
+    holder: str
+    site: CallSite
+
+    @property
+    def note(self) -> str:
+        names = ", ".join(sorted(self.values))
+        return f"{names} from `{self.site.text}` (the call of {self.holder} at {self.site.place})"
+
+
+def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, path: str | None,
+               root: str | None) -> HeldBuild | None:
+    """A setup `attr = Cls(lr, dims=input_dims)` copied from `self.attr = Cls(lr, dims=input_dims)` in the
+    `__init__` of a plain class of the file (an agent holding its network) reads that `__init__`'s parameters, not
+    module names. Their values come from the first call of the holder class, in the file or in the project's other
+    files, that gives each of them an argument the verifier may evaluate (or leaves it to its default); no parameter
+    the build reads may be rebound in `__init__`. None when the setup reads no parameter; Untestable when it does
+    and no call gives them."""
+    from .runtime import Untestable
+
+    try:
+        st = ast.parse(setup)
+    except SyntaxError:
+        return None
+    if not (len(st.body) == 1 and isinstance(st.body[0], ast.Assign) and len(st.body[0].targets) == 1
+            and isinstance(st.body[0].targets[0], ast.Name) and st.body[0].targets[0].id == recv):
+        return None
+    rhs = ast.dump(st.body[0].value)
+    holders = []
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if not (isinstance(fn, ast.FunctionDef) and fn.name == "__init__" and fn.args.args):
+                continue
+            me = fn.args.args[0].arg
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign) and ast.dump(node.value) == rhs and any(
+                        isinstance(t, ast.Attribute) and t.attr == recv and isinstance(t.value, ast.Name)
+                        and t.value.id == me for t in node.targets):
+                    holders.append((cls, fn, node.value))
+    if len(holders) != 1:
+        return None
+    cls, init, value = holders[0]
+    a = init.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & set(params)
+    if not read:
+        return None
+    where = f"`{recv}` is built in {cls.name}.__init__ from its parameter(s) {', '.join(sorted(read))}"
+    if params[0] in read:
+        raise Untestable(f"{where}: it reads `{params[0]}`, the object under construction")
+    rebound = sorted({n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                      and n.id in read})
+    if rebound or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(init)):
+        raise Untestable(f"{where}, and __init__ rebinds {', '.join(rebound) or 'a name'} before or after")
+    holder = getattr(mod, cls.name, None)
+    try:
+        sig = inspect.signature(holder)
+    except (TypeError, ValueError):
+        return None
+    sites = call_sites(tree, cls.name, every=False)
+    if path and root:
+        sites = sites + project_sites(path, tree, cls.name, root, every=False)
+    for site in sites:
+        try:
+            values = site.bound(sig, read, mod)
+        except Exception:  # noqa: BLE001 - a constant left unset, a name of the other file that is not one
+            continue
+        if values is not None:
+            return HeldBuild(values, cls.name, site)
+    raise Untestable(f"{where}, and no call of {cls.name} in the file{' or the project' if root else ''} gives them "
+                     f"arguments the verifier can evaluate (constants only)")
+
+
+def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple[dict, str] | None:
+    """A setup `model = ConvNet(output_dim=n_classes)` copied from a statement of a function (`main()`) that reads
+    constants of that function (`n_classes = 10` before it, `local_constants`): (their values, a note naming them).
+    None when the setup is no such statement, or reads names the function does not make constants."""
+    try:
+        st = ast.parse(setup)
+    except SyntaxError:
+        return None
+    if not (len(st.body) == 1 and isinstance(st.body[0], ast.Assign)):
+        return None
+    want = ast.dump(st.body[0])
+    ok = S.evaluable(tree)
+    found = []
+    for fn in ast.walk(tree):
+        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) == want]
+    if len(found) != 1:
+        return None
+    fn, stmt = found[0]
+    pre = local_constants(fn, ok, stmt.lineno)
+    read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+    pre = _needed(pre, set(read))
+    if not pre or (read - {n for n, _v in pre}) & _stored(fn):
+        return None  # another name of the setup is a local of the function: not one the module gives
+    ns = dict(vars(mod))
+    where = getattr(mod, "__file__", None) or "<setup>"
+    values = {}
+    for name, value in pre:
+        ns[name] = values[name] = _eval_in(value, ns, where)
+    sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+    return values, f"with `{sets}` set before it in {fn.name}()"

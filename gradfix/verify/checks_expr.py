@@ -190,8 +190,11 @@ def check_same_object(ctx: Ctx) -> Outcome:
         return Outcome("untestable", f"the contract's expressions do not parse: {fmt_exc(e)}", unit)
     if not isinstance(old_t, ast.Call) or not isinstance(new_t, ast.Call):
         return Outcome("untestable", "the contract's expressions are not calls", unit)
-    ns_old, notes = _namespace(ctx, "old")
-    ns_new, _ = _namespace(ctx, "new")
+    from .lean_namespace import lean_namespace  # the two calls only read `torch` and local names: no file load
+
+    lean = lean_namespace(ctx.analysis.old_tree, ctx.analysis.new_tree, [old_t, new_t])
+    ns_old, notes = (dict(lean), []) if lean else _namespace(ctx, "old")
+    ns_new = dict(lean) if lean else _namespace(ctx, "new")[0]
     # bind the old call's arguments to parameter names; arguments that cannot be evaluated here
     # (local variables, `args.amp`) become probes, the same value in both calls
     opaque: dict[str, str] = {}     # dump -> probe name

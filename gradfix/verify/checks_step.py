@@ -53,7 +53,20 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
             if pre is not None:
                 exec(compile(pre, "<setup>", "exec"), ns)
                 ns["__gf_prior_build"] = pre
-        exec(compile(setup, "<setup>", "exec"), ns)
+        from .call_sites import function_build, held_build  # built in __init__ or main() from their names
+
+        held = held_build(ctx.analysis.old_tree, setup, model_name, mod, ctx.req.path, ctx.req.project_root)
+        inner = None if held is not None else function_build(ctx.analysis.old_tree, setup, mod)
+        if held is None and inner is None:
+            exec(compile(setup, "<setup>", "exec"), ns)
+        else:
+            local = dict(held.values if held is not None else inner[0])  # they shadow module names, as in there
+            exec(compile(setup, "<setup>", "exec"), ns, local)
+            ns[model_name] = local.get(model_name)
+            note = (f"`{model_name}` built as {held.holder}.__init__ builds it, with {held.note}." if held is not None
+                    else f"`{model_name}` built by `{setup.strip()}` {inner[1]}.")
+            if note not in ctx.notes:
+                ctx.notes.append(note)
     model = ns.get(model_name)
     if not isinstance(model, nn.Module):
         raise Untestable(f"setup does not bind an nn.Module named '{model_name}'")

@@ -44,6 +44,7 @@ class Ctx:
     built_from: dict = field(default_factory=dict)  # unit -> call_sites.CallSite its constructor arguments came from
     config_plans: dict = field(default_factory=dict)  # unit -> configs.Plan its constructor arguments came from
     input_notes: dict = field(default_factory=dict)  # unit -> what its synthesised input is (a batch dict)
+    notes: list = field(default_factory=list)  # sentences a definitive verdict's detail ends with (call_sites.py)
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -162,11 +163,13 @@ class Ctx:
         if o.verdict == "untestable":  # nothing was checked, so no notes about how
             return Outcome(o.verdict, detail, o.unit)
         for unit, site in self.built_from.items():
-            detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at line {site.line})."
+            detail = _sentence(detail) + f" {unit} built as `{site.text}` (the call at {site.place})."
         for unit, plan in self.config_plans.items():
             detail = _sentence(detail) + f" {unit} built with {plan.text}."
         for unit, note in self.input_notes.items():
             detail = _sentence(detail) + f" Input of {unit}: {note}."
+        for note in self.notes:
+            detail = _sentence(detail) + " " + note
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."
         if self.redirect:

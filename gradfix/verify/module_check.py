@@ -223,16 +223,17 @@ def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | Non
 
 
 def _call_site_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: list[str]) -> tuple[tuple, dict]:
-    """The constructor arguments of a call of `name` in the original file (call_sites.py); both versions use the
-    call chosen for the first one built."""
-    from .call_sites import _eval, constructor_args
+    """The constructor arguments of a call of `name` in the original file, else in another file of the project
+    (call_sites.py); both versions use the call chosen for the first one built."""
+    from .call_sites import constructor_args
 
     site = ctx.built_from.get(name)
     if site is not None:
-        return tuple(_eval(a, mod) for a in site.args), {k: _eval(v, mod) for k, v in site.kwargs.items()}
-    found = constructor_args(ctx.analysis.old_tree, name, cls, mod)
+        return site.values(mod)
+    found = constructor_args(ctx.analysis.old_tree, name, cls, mod, ctx.req.path, ctx.req.project_root)
     if found is None:
-        raise Untestable(f"constructor of {name} needs arguments ({', '.join(req)}), and no call of {name} in the file "
+        where = "in the file" if not ctx.req.project_root else "in the file or the project's other files"
+        raise Untestable(f"constructor of {name} needs arguments ({', '.join(req)}), and no call of {name} {where} "
                          f"has arguments the verifier can evaluate (constants only); " + fixture_hint(name))
     args, kwargs, site = found
     ctx.built_from[name] = site

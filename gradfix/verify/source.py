@@ -344,7 +344,8 @@ def evaluable(tree: ast.Module):
         pure = pure_callables(tree, bound, lambda n, local, p: _is_computed_constant(n, consts, modules, bound, p, local))
         if pure:
             _k, _c, _d, consts, modules = _classify(tree, bound, pure)
-    return lambda node: _is_computed_constant(node, consts, modules, bound, pure)
+    # `local`: names of the enclosing function the caller knows to be constants too (call_sites.py)
+    return lambda node, local=frozenset(): _is_computed_constant(node, consts, modules, bound, pure, local)
 
 
 def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
