@@ -166,3 +166,23 @@ def test_gf210_optimizer_clause_needs_parameters_passed_to_it(engine):
     assert "GF210" not in _ids(engine, built.format("[]"))
     assert "GF210" not in _ids(engine, built.format("model.parameters()"))  # a return, not a binding
     assert "GF210" in _ids(engine, built.format("model.parameters()").replace("return ", "opt = "))
+
+
+def test_a_method_under_a_condition_of_the_class_body_is_a_scope(engine):
+    # FileIndex.scopes finds a method defined under an `if` of the class body: its flow is analysed,
+    # so its in-place op and its grad source count
+    source = (
+        "import torch.nn as nn\n\n\n"
+        "class Net(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n"
+        "    if True:\n"
+        "        def forward(self, x):\n"
+        "            h = self.fc(x).sigmoid()\n"
+        "            h *= 2\n"
+        "            return h\n"
+    )
+    assert "GF101" in _ids(engine, source)
+    findings, _ = engine.lint_source(source, "net.py")
+    assert ("GF101", 12) in [(f.rule, f.span.line) for f in findings]

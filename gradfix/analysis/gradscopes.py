@@ -129,6 +129,19 @@ def _tensor_receiver(recv) -> str | bool:
     return not isinstance(recv, _NEVER_TENSOR)
 
 
+def _members(cls: ast.ClassDef):
+    """The functions and classes a class body defines, through its compound statements (no flow walks a
+    class body's own statements)."""
+    stack = list(reversed(cls.body))
+    while stack:
+        node = stack.pop()
+        if type(node) in _DEFS or type(node) is ast.ClassDef:
+            yield node
+            continue
+        stack.extend(reversed([c for c in ast.iter_child_nodes(node)
+                               if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))]))
+
+
 def _true_arg(call: ast.Call) -> bool:
     return any(type(a) is ast.Constant and a.value is True for a in call.args) or any(
         type(k.value) is ast.Constant and k.value.value is True for k in call.keywords)
@@ -174,12 +187,13 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
                 todo.append((n, None))
                 continue
             if t is ast.ClassDef:
-                # its methods are scopes; `self` in them is that class's only when no function encloses it
-                for s in n.body:
-                    if type(s) in _DEFS:
-                        todo.append((s, None if in_function else n.name))
-                    elif type(s) is ast.ClassDef:
-                        stack.append((s, None))
+                # its methods are scopes (also those under an `if` or `try` of the class body: FileIndex.scopes
+                # walks those); `self` in them is that class's only when no function encloses it
+                for member in _members(n):
+                    if type(member) is ast.ClassDef:
+                        stack.append((member, None))
+                    else:
+                        todo.append((member, None if in_function else n.name))
                 continue
             if t is ast.Lambda:
                 continue
