@@ -186,3 +186,20 @@ def test_a_method_under_a_condition_of_the_class_body_is_a_scope(engine):
     assert "GF101" in _ids(engine, source)
     findings, _ = engine.lint_source(source, "net.py")
     assert ("GF101", 12) in [(f.rule, f.span.line) for f in findings]
+
+
+def test_an_inplace_module_bound_by_an_annotated_assignment_counts(engine):
+    # `_inplace_module` finds the module through the module-level binding; the scope calling it has no
+    # in-place op of its own
+    source = (
+        "import torch\nimport torch.nn as nn\n\n\n"
+        "ACT: nn.Module = nn.ReLU(inplace=True)\n\n\n"
+        "def head(x, w):\n"
+        "    h = torch.sigmoid(x @ w)\n"
+        "    return ACT(h)\n\n\n"
+        "def main():\n"
+        "    return head(torch.ones(2, 2), nn.Parameter(torch.ones(2, 2)))\n"
+    )
+    assert "GF101" in _ids(engine, source)
+    findings, _ = engine.lint_source(source, "head.py")
+    assert [(f.rule, f.span.line) for f in findings] == [("GF101", 10)]

@@ -107,6 +107,7 @@ def _class_attrs(cls: ast.ClassDef, parameter_names: frozenset[str]) -> tuple[se
 # receivers `Flow.classify` never finds tensor-typed: literals, displays, comprehensions, lambdas
 _NEVER_TENSOR = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp,
                  ast.DictComp, ast.GeneratorExp, ast.Lambda)
+_BINDERS = (ast.Assign, ast.AnnAssign, ast.For, ast.AsyncFor)
 _TENSOR_ATTRIBUTES = frozenset({"grad", "data", "T", "mT", "H", "real", "imag"})
 
 
@@ -230,13 +231,6 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
                 for tgt in n.targets:
                     if type(tgt) is ast.Name:
                         sc.bound.add(tgt.id)
-                if true_arg and type(n.value) is ast.Call and _true_arg(n.value):
-                    for tgt in n.targets:
-                        for x in ast.walk(tgt):
-                            if type(x) is ast.Name:
-                                true_targets.add(x.id)
-                            elif type(x) is ast.Attribute:
-                                true_targets.add(x.attr)
             elif t is ast.AnnAssign:
                 if type(n.target) is ast.Name:
                     sc.bound.add(n.target.id)
@@ -260,6 +254,16 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
                         sc.discarded.add(value.func.attr)
                     elif how:
                         sc.receivers.append((value.func.attr, how))
+            if true_arg and t in _BINDERS:
+                # a binding's value (`visible_bindings`): an assignment's right side, a loop's iterable
+                value = n.iter if t in (ast.For, ast.AsyncFor) else n.value
+                if type(value) is ast.Call and _true_arg(value):
+                    for tgt in (n.targets if t is ast.Assign else [n.target]):
+                        for x in ast.walk(tgt):
+                            if type(x) is ast.Name:
+                                true_targets.add(x.id)
+                            elif type(x) is ast.Attribute:
+                                true_targets.add(x.attr)
             for child in ast.iter_child_nodes(n):
                 stack.append((child, None))
         if sc.called_names & sc.bound:
