@@ -161,8 +161,11 @@ class InplaceOnActivation(Rule):
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): the flow's in-place ops are augmented assignments, item assignments and
         `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`)."""
-        return facts.augassign or facts.subscript_store or facts.true_arg or any(
+        shape = facts.augassign or facts.subscript_store or facts.true_arg or any(
             is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
+        # and, in one scope, such an op with a value that may require grad: a finding needs
+        # `flow.holds(...) is True` in the op's own flow (analysis/gradscopes.py)
+        return shape and facts.grad_inplace_scopes > 0
 
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():

@@ -63,8 +63,11 @@ class DiscardedOutOfPlace(Rule):
 
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): a statement that is a `x.<method>(...)` call alone, the method out-of-
-        place or a conversion."""
-        return bool(facts.discarded & (OUT_OF_PLACE | CONVERSIONS))
+        place or a conversion, on a receiver a flow may take for a tensor (not a literal, a plain attribute
+        `self.model`, or a name its scope does not bind)."""
+        methods = OUT_OF_PLACE | CONVERSIONS
+        # and its receiver may be a tensor (`_grad_chain`, `flow.classify`, `_passed_tensor` on a parameter)
+        return bool(facts.discarded & methods) and facts.discarded_on_tensors(methods)
 
     def check(self, ctx):
         index = ctx.index

@@ -84,10 +84,14 @@ class FrozenOrMissingParams(Rule):
         """Necessary (analysis/prepass.py): a training step (the freeze between backward and step), an assignment
         to `x.requires_grad` or a misspelling of it, or an optimizer (`torch.optim.`, `apex.optimizers.`,
         `bitsandbytes.optim.`, `transformers.AdamW`: its qualified name has `optim` or `AdamW` in the text, or
-        in the file's path when a relative import takes its package from there)."""
+        in the file's path when a relative import takes its package from there) built from a `m.parameters()` term:
+        `_all_frozen`, `_missing` and `_stale` each need one (`_param_terms`), and the optimizer is a binding
+        (`flow.bindings`, an assignment) of that call (`Facts.parameters_into`)."""
         return facts.backward_call or bool(facts.stored_attrs & ({"requires_grad"} | set(TYPOS))) or \
-            "optim" in facts.text or "AdamW" in facts.text or \
-            (facts.relative_import and any(w in os.path.abspath(facts.path) for w in ("optim", "AdamW")))
+            ("parameters" in facts.called_attrs and  # every optimizer finding needs a term (`_parameters_of`)
+             ("optim" in facts.text or "AdamW" in facts.text or
+              (facts.relative_import and any(w in os.path.abspath(facts.path) for w in ("optim", "AdamW")))) and
+             facts.parameters_into(("optim", "AdamW")))
 
     def check(self, ctx):
         yield from self._typos(ctx)

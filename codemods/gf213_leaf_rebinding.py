@@ -101,7 +101,8 @@ class LeafRebinding(Rule):
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): the leaf is made with `requires_grad=True` or `.requires_grad_()`
         (`_is_leaf_ctor`) and its `.grad` is read (`_grad_read`)."""
-        return ("requires_grad" in facts.idents or "requires_grad_" in facts.attrs) and "grad" in facts.attrs
+        return ("requires_grad" in facts.idents or "requires_grad_" in facts.attrs) and "grad" in facts.attrs \
+            and facts.requires_grad_request
 
     def check(self, ctx):
         index = ctx.index

@@ -97,7 +97,8 @@ class NonleafRequiresGrad(Rule):
         """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of a tensor made with
         `requires_grad=True` or `.requires_grad_()` (`copy_chain` kind "factory", `_rebindings`)."""
         return bool(facts.called_attrs & MOVE_METHODS) and ("requires_grad" in facts.idents
-                                                            or "requires_grad_" in facts.attrs)
+                                                            or "requires_grad_" in facts.attrs) \
+            and facts.requires_grad_request
 
     def check(self, ctx):
         index = ctx.index

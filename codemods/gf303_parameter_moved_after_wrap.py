@@ -75,7 +75,15 @@ class ParameterMovedAfterWrap(Rule):
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of an `nn.Parameter(...)`
         (`copy_chain` kind "parameter")."""
-        return bool(facts.called_attrs & MOVE_METHODS) and "Parameter" in facts.idents
+        if not (bool(facts.called_attrs & MOVE_METHODS) and "Parameter" in facts.idents):
+            return False
+        # the innermost move is called on the Parameter call itself (`copy_chain` without a leaf: every link
+        # a move, `classify_move`, and `requires_grad_()` between them refused)
+        pairs = facts.methods_on_calls
+        if pairs is None:
+            return True
+        names = {"Parameter"} | {local for local, name in facts.imported_as if name == "Parameter"}
+        return any(m in MOVE_METHODS and n in names for m, n in pairs)
 
     def check(self, ctx):
         index = ctx.index

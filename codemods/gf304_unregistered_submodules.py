@@ -87,8 +87,13 @@ class UnregisteredSubmodules(Rule):
         """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
         reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
         or `.requires_grad_()` (`_inspect`)."""
-        return facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
-                                     or "requires_grad_" in facts.attrs)
+        if not (facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
+                                      or "requires_grad_" in facts.attrs)):
+            return False
+        # per class: `check` reads `self.<attr> = value` in the `__init__` of the module classes only (a
+        # top-level class with a base), the value a container or (a tensor factory) a call
+        container, call = facts.module_init_stores
+        return container or (call and facts.requires_grad_request)
 
     def check(self, ctx):
         index = ctx.index

@@ -17,7 +17,9 @@ rule that fires in it.
 from __future__ import annotations
 
 import ast
+import os
 from dataclasses import dataclass
+from functools import cached_property
 
 
 @dataclass(frozen=True)
@@ -40,11 +42,138 @@ class Facts:
     attr_container: bool             # `x.a = [...]` (a display or comprehension of a list, tuple, set or dict)
     relative_import: bool            # `from . import x`: a qualified name may take its package from the path
     imported_as: frozenset[tuple[str, str]]  # (local name, last part of what it imports) per import alias
+    tree: ast.Module | None = None   # the tree itself, for the conditions decided per scope (below)
 
     @property
     def backward_call(self) -> bool:
         """A `x.backward(...)` call: every training step (analysis/loops.py) is found from one."""
         return "backward" in self.called_attrs
+
+    @cached_property
+    def scopes(self) -> list | None:
+        """The file's scopes as analysis/gradscopes.py sees them on the ast (one more walk of the tree, per
+        scope: made on first use, by a condition that needs it). None without a tree."""
+        if self.tree is None:
+            return None
+        from gradfix.analysis.gradscopes import scan
+
+        names = frozenset({"Parameter"} | {local for local, name in self.imported_as if name == "Parameter"})
+        return scan(self.tree, names, self.true_arg)
+
+    @cached_property
+    def grad_inplace_scopes(self) -> int:
+        """How many scopes (the module body, functions) hold an in-place op and may hold a value that
+        requires grad (analysis/gradscopes.py). Without a tree: as if every scope may."""
+        if self.scopes is None:
+            return 1
+        from gradfix.analysis.gradscopes import grad_inplace_scopes
+
+        return grad_inplace_scopes(self.scopes)
+
+    def discarded_on_tensors(self, methods: frozenset[str]) -> bool:
+        """A statement `x.<method>(...)` (one of `methods`) whose receiver a flow may find tensor-typed: a
+        name its scope binds, a `.grad` / `.data` chain or a view attribute, an expression other than a
+        literal (analysis/gradscopes.py `_tensor_receiver`). Without a tree: any discarded call."""
+        if self.scopes is None:
+            return bool(self.discarded & methods)
+        return any(sc.discarded & methods for sc in self.scopes)
+
+    @cached_property
+    def keywords(self) -> frozenset[str]:
+        """The keyword of every keyword argument of a call (`requires_grad=True`), unlike `idents`, which also
+        holds every attribute (`p.requires_grad`). One more walk of the tree, made on first use."""
+        if self.tree is None:
+            return self.idents
+        return frozenset(k.arg for node in ast.walk(self.tree) if type(node) is ast.Call
+                         for k in node.keywords if k.arg)
+
+    @property
+    def requires_grad_request(self) -> bool:
+        """A tensor asked to require grad: a call given `requires_grad=...`, or a `.requires_grad_(...)` call
+        (GF213's `_is_leaf_ctor`, GF302's and GF304's `copy_chain` / factory tests read only these)."""
+        return "requires_grad_" in self.attrs or "requires_grad" in self.keywords
+
+    @cached_property
+    def methods_on_calls(self) -> frozenset[tuple[str, str]]:
+        """(method, callee's last name) for every `f(...).<method>` (`nn.Parameter(t).cuda`). One more walk of the
+        tree, made on first use; without a tree, every pair is possible (`None`)."""
+        if self.tree is None:
+            return None  # type: ignore[return-value]
+        out: set[tuple[str, str]] = set()
+        for node in ast.walk(self.tree):
+            if type(node) is ast.Attribute and type(node.value) is ast.Call:
+                func = node.value.func
+                last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
+                if last is not None:
+                    out.add((node.attr, last))
+        return frozenset(out)
+
+    def parameters_into(self, words: tuple[str, ...]) -> bool:
+        """An assignment of a call given a `m.parameters()` somewhere in its arguments, the callee's qualified
+        name possibly holding one of `words` (`torch.optim.Adam`): its dotted text does, or its first name is
+        bound by an import of a name that does, or by a relative import when the file's path does (the package
+        a relative import starts from is the path's folders). Without a tree: True."""
+        if self.tree is None:
+            return True
+        in_path = self.relative_import and any(w in os.path.abspath(self.path) for w in words)
+        aliases: set[str] = set()
+        for node in ast.walk(self.tree):
+            kind = type(node)
+            if kind is ast.Import:
+                for a in node.names:
+                    if a.asname and any(w in a.name for w in words):
+                        aliases.add(a.asname)
+                    elif not a.asname and any(w in a.name.split(".")[0] for w in words):
+                        aliases.add(a.name.split(".")[0])
+            elif kind is ast.ImportFrom:
+                base = node.module or ""
+                for a in node.names:
+                    if any(w in f"{base}.{a.name}" for w in words) or (node.level and in_path):
+                        aliases.add(a.asname or a.name)
+        for node in ast.walk(self.tree):
+            kind = type(node)
+            if (kind is ast.Assign or kind is ast.AnnAssign) and type(node.value) is ast.Call:
+                call = node.value
+                parts = []
+                func = call.func
+                while type(func) is ast.Attribute:
+                    parts.append(func.attr)
+                    func = func.value
+                if type(func) is not ast.Name:
+                    continue
+                text = ".".join([func.id, *reversed(parts)])
+                if not (any(w in text for w in words) or func.id in aliases):
+                    continue
+                for arg in [*call.args, *(k.value for k in call.keywords)]:
+                    for sub in ast.walk(arg):
+                        if type(sub) is ast.Call and type(sub.func) is ast.Attribute and \
+                                sub.func.attr == "parameters" and not sub.args and not sub.keywords:
+                            return True
+        return False
+
+    @cached_property
+    def module_init_stores(self) -> tuple[bool, bool]:
+        """(a display or comprehension, a call) assigned to `self.<attr>` in the `__init__` of a top-level
+        class with a base: only such a class can be one of FileIndex.module_classes (a class is an nn.Module
+        subclass through a base, and the index lists the module body's classes). Without a tree: both."""
+        if self.tree is None:
+            return True, True
+        container = call = False
+        for cls in self.tree.body:
+            if type(cls) is not ast.ClassDef or not cls.bases:
+                continue
+            for init in cls.body:
+                if type(init) not in (ast.FunctionDef, ast.AsyncFunctionDef) or init.name != "__init__":
+                    continue
+                for node in ast.walk(init):
+                    if type(node) is ast.Assign and len(node.targets) == 1:
+                        target = node.targets[0]
+                        if type(target) is ast.Attribute and type(target.value) is ast.Name \
+                                and target.value.id == "self":
+                            kind = type(node.value)
+                            container = container or kind in _CONTAINERS
+                            call = call or kind is ast.Call
+        return container, call
 
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.DictComp)
@@ -122,7 +251,7 @@ def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
     idents |= attrs
     return Facts(text, path, frozenset(idents), frozenset(attrs), frozenset(stored), frozenset(called),
                  frozenset(called_attrs), frozenset(discarded), frozenset(defs), aug, sub_store, true_arg,
-                 init_class, attr_container, relative, frozenset(imported_as))
+                 init_class, attr_container, relative, frozenset(imported_as), tree)
 
 
 def rules_for(rules, tree: ast.Module, text: str, path: str = "") -> list:
