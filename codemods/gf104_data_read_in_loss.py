@@ -19,8 +19,9 @@ from gradfix.rule import Rule, RuleDocs
 _LEAVES_AUTOGRAD = {"item", "tolist", "numpy", "cpu_numpy"}
 
 
-def data_reads(expr: cst.CSTNode):
-    """`X.data` attribute reads inside `expr` that would carry gradient without `.data`."""
+def data_reads(expr: cst.CSTNode, imports=None):
+    """`X.data` attribute reads inside `expr` that would carry gradient without `.data`; with the file's
+    `imports`, a module path (`torch.utils.data.DataLoader`: the submodule, not `Tensor.data`) is none."""
     out = []
     stack = [(expr, None)]
     while stack:
@@ -33,7 +34,8 @@ def data_reads(expr: cst.CSTNode):
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value in _LEAVES_AUTOGRAD:
                 continue  # `.item()` leaves autograd anyway; dropping `.data` would not help
-        if isinstance(node, cst.Attribute) and node.attr.value == "data":
+        if isinstance(node, cst.Attribute) and node.attr.value == "data" and \
+                not (imports is not None and imports.is_module(node.value)):
             out.append(node)
         if isinstance(node, cst.Subscript):
             stack.append((node.value, node))  # an index (`q[range(n), actions.data]`) never carries gradient
@@ -179,7 +181,13 @@ class DataReadInLoss(Rule):
             "`.data` in an index position (`q[range(n), actions.data]`, the index of `gather` / `index_select`: an "
             "index never carries gradient), and a value re-wrapped at once as a new leaf (`mix = Variable(a.data + "
             "b.data, requires_grad=True)`, `mix.requires_grad_()`, a WGAN-GP interpolation): the returned term is a "
-            "gradient with respect to that leaf, and how the leaf was made is data on purpose."
+            "gradient with respect to that leaf, and how the leaf was made is data on purpose. Also left alone: a "
+            "`.data` whose value weights another factor of a product that may carry gradient, the advantage or TD "
+            "error of an actor-critic update (`delta = r + g * values[i + 1].data - values[i].data`, `gae = gae * g * "
+            "lam + delta`, `policy_loss - log_probs[i] * gae`): a stop-gradient like `.detach()`, and dropping it "
+            "would train the value head through the policy loss (a constant factor, `cfg.l1 * w.data.abs().sum()`, "
+            "is still the hazard); and a module path (`torch.utils.data.DataLoader`: the submodule, not "
+            "`Tensor.data`). A rollout list filled by `values.append(value)` in the step carries what its items do."
         ),
         why=(
             "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
@@ -208,11 +216,14 @@ class DataReadInLoss(Rule):
             trained = None
             dead = None
             for stmt, value in loss_expressions(tl):
-                for node in data_reads(value):
+                for node in data_reads(value, index.imports):
                     if dead is None:
                         dead = _dead_parts(tl)
                     if not any(contains(part, node) for part in dead):
                         continue  # the term keeps gradient through another path (`target = r + g * q(s2).data`)
+                    trained = GradPaths(tl) if trained is None else trained
+                    if trained.weights_live_factor(node):
+                        continue  # a GAE / advantage weight on the log-probabilities: a stop-gradient on purpose
                     base = node.value
                     if isinstance(base, (cst.Name, cst.Call)):
                         trained = GradPaths(tl) if trained is None else trained
@@ -226,7 +237,7 @@ class DataReadInLoss(Rule):
                 for call in _walk_calls(value):
                     if isinstance(call.func, cst.Name) and call.func.value in index.functions:
                         fn = index.functions[call.func.value]
-                        for node in self._returned_data_reads(fn):
+                        for node in self._returned_data_reads(fn, index.imports):
                             if isinstance(node.value, cst.Call):
                                 trained = GradPaths(tl) if trained is None else trained
                                 if not _trained_call(trained, node.value, fn, call):
@@ -249,7 +260,7 @@ class DataReadInLoss(Rule):
                 f"loss carries no gradient to {src} (re-wrapping it as a tensor that requires grad only hides the "
                 f"error); return the value without `.data`")
 
-    def _returned_data_reads(self, fn: cst.FunctionDef):
+    def _returned_data_reads(self, fn: cst.FunctionDef, imports=None):
         """`.data` reads in what `fn` returns, following local assignments that feed it."""
         if not isinstance(fn.body, cst.IndentedBlock):
             return []
@@ -291,7 +302,7 @@ class DataReadInLoss(Rule):
                     wanted |= names_in(small.value)
         found = []
         for e in exprs:
-            found.extend(data_reads(e))
+            found.extend(data_reads(e, imports))
         # `mask = (w.data.abs() > t).float(); return (w * mask).pow(2).sum()`: the value still reads `w`
         # with autograd, so it keeps its gradient; only reads whose root is used through `.data` alone count
         return [n for n in found if not _used_outside_data(exprs, chain_root(n.value))]

@@ -8,7 +8,7 @@ from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted
-from gradfix.analysis.schedules import scheduler_info
+from gradfix.analysis.schedules import is_torch_scheduler, own_scheduler_classes, scheduler_info
 from gradfix.analysis.loopedits import (
     Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
 )
@@ -35,7 +35,13 @@ class SchedulerBeforeOptimizer(Rule):
             "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
             "the epoch are left alone: `if epoch > 0: scheduler.step()` (or the `else:` of `if epoch == 0:`) skips "
             "the first epoch, which is the same as stepping at the end of the previous one; a branch that "
-            "`continue`s (fast-forwarding a resumed schedule) trains no batch."
+            "`continue`s (fast-forwarding a resumed schedule) trains no batch. Also left alone: a project's own "
+            "scheduler class (built in view from a class that is not a torch `LRScheduler` subclass), whose "
+            "`step()` may be meant to run before the update (a warm-up that writes the next lr into the groups; "
+            "PyTorch neither warns nor skips a value), and a scheduler of unknown class (a function parameter) "
+            "when the file defines or imports a scheduler class of its own (`from scheduler import "
+            "CycleScheduler`): it may be that one. A parameter with no such class in view is still taken for a "
+            "torch scheduler."
         ),
         why=(
             "Since PyTorch 1.1 the scheduler must step after the optimizer: stepping it first skips the first value of "
@@ -89,6 +95,10 @@ class SchedulerBeforeOptimizer(Rule):
                 info = scheduler_info(it, e.recv)
                 if info.kind == "plateau":
                     continue
+                if info.ctor is not None and not is_torch_scheduler(it.index, info.ctor):
+                    continue  # a project's own scheduler class: its `step()` may be meant to run first
+                if info.ctor is None and own_scheduler_classes(it.index):
+                    continue  # not shown (a parameter), and the file builds or imports a scheduler of its own
                 if info.optimizer is not None and info.optimizer != step.recv:
                     continue
                 if info.ctor is None and len(it.optimizers_stepped()) != 1:

@@ -32,7 +32,8 @@ class ZeroGradMissing(Rule):
             "optimizers are built over different models of the file; (b) a training step (a loop body or a "
             "function) that clears the stepped optimizer in some branches of an `if`/`else` but not in another, "
             "while backward() and the step run on every path (`if bf16: ... else: opt.zero_grad(); ...`). Left "
-            "alone: a loop that passes its optimizer or model to a function gradfix cannot see (a helper in "
+            "alone: a loop calling a model whose class (of this file) clears its own gradients in `forward` "
+            "(`self.zero_grad()`: every forward call clears them); a loop that passes its optimizer or model to a function gradfix cannot see (a helper in "
             "another module, a framework); gradient accumulation with the zero_grad under a condition "
             "(`if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`), and any branch test that reads "
             "like an accumulation or first-batch test (`%`, `accum`, `sync`, `step`, `first`, ...) or an `if` "
@@ -172,7 +173,26 @@ def _constructs(binding) -> bool:
 
 def _clears_anything(it) -> bool:
     return any(e.op in ("zero_grad", "opaque") or (e.op == "helper" and "zero_grad" in e.info.get("ops", ()))
-               for e in it.events)
+               for e in it.events) or _forward_clears(it)
+
+
+def _forward_clears(it) -> bool:
+    """A model the loop calls whose class (of this file) clears its own gradients in `forward`
+    (`self.zero_grad()` first thing): each forward call clears them."""
+    index = it.index
+    for node in walk(it.loop.body):
+        if not isinstance(node, cst.Call):
+            continue
+        name = dotted(node.func)
+        if name is None:
+            continue
+        for b in it.bindings(name[: -len(".forward")] if name.endswith(".forward") else name):
+            short = (b.ctor or "").rsplit(".", 1)[-1]
+            fwd = index.method(short, "forward") if short in index.classes else None
+            if fwd is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad" and
+                                       code_of(c.func.value) == "self" for c in calls_in(fwd)):
+                return True
+    return False
 
 
 def _hidden_clears(it) -> bool:

@@ -33,7 +33,13 @@ class HistoryAccumulation(Rule):
             "`running += loss.item() * x.size(0)`) are left alone, and so are values shown to be Python numbers "
             "(a helper of the file whose every `return` gives one, such as an accuracy ending in `.item()` or a "
             "metric summing `math.log` terms, and a `loss` name rebound to such a helper's result before the "
-            "`+=`), the value of a torchmetrics classification metric (`acc += acc_fn(out, y)` with `acc_fn = "
+            "`+=`, or rebound to a value that leaves autograd, `loss = loss.detach().cpu().numpy()`), an output "
+            "of a callable not shown to be a module that the loss does not read (`loss, per_class = "
+            "criterion(out, y)`, `total += per_class[0]`: a criterion given as a parameter may return numbers "
+            "or arrays there), a total reset to a number on every optimisation step around a loop that runs no "
+            "step itself (per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
+            "sl.backward()`: no graph outlives the step), "
+            "the value of a torchmetrics classification metric (`acc += acc_fn(out, y)` with `acc_fn = "
             "Accuracy(...)`: computed from thresholded or argmax'ed predictions, it has no graph), a value whose "
             "every part that reads the model output or loss is an integer or boolean tensor or follows only from one "
             "(`argmax`/`argmin`, `eq` and `==` and the other comparisons, `.long()`, the indices `torch.max(out, 1)[1]` "
@@ -94,7 +100,7 @@ class HistoryAccumulation(Rule):
                 if e.op != "accumulate" or e.info.get("how") != "tensor" or id(e.small) in seen:
                     continue
                 total = e.recv
-                if total in backed or _recomputed_without_grad(it, e):
+                if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e):
                     continue
                 seen.add(id(e.small))
                 # a total read later as a tensor (`total.item()`, `(total / n).detach()`) must stay one
@@ -245,6 +251,48 @@ def _backpropagated_names(it) -> set[str]:
                 out.add(name)
                 todo.append(name)
     return out
+
+
+def _one_step_total(it, e) -> bool:
+    """`score = 0; for sl in layer_losses: score += sl.backward()` in a closure or an optimisation step:
+    the loop holding the backward runs no optimizer step, and the total is reset to a number outside that
+    loop on every call or step, so it sums one step's terms and no graph outlives the step."""
+    loop = it.loop
+    if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
+           for n in _walk(loop.body)):
+        return False
+    flow = it.flow
+    acc = flow.step_of.get(id(e.small))
+    if acc is None:
+        return False
+    before = [b for b in flow.bindings if b.name == e.recv and 0 <= b.step < acc.index]
+    if not before:
+        return False
+    reset = before[-1]
+    st = flow.steps[reset.step]
+    if loop in st.loops or not isinstance(st.node, cst.Assign) or literal_number(st.node.value) is None:
+        return False
+    outer = acc.loops[: acc.loops.index(loop)] if loop in acc.loops else None
+    if outer is None or tuple(st.loops) != tuple(outer):
+        return False
+    # the reset and the step share an iteration: a step after the loop in the same block of loops, or the
+    # scope is a closure handed to `opt.step(closure)`
+    for other in flow.steps[acc.index + 1:]:
+        if tuple(other.loops) == tuple(outer) and any(
+                isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
+                for n in _walk(other.node)):
+            return bool(outer) or isinstance(it.scope, cst.FunctionDef)
+    return isinstance(it.scope, cst.FunctionDef) and _closure_of_step(it.index, it.scope)
+
+
+def _closure_of_step(index, fn: cst.FunctionDef) -> bool:
+    """`fn` is passed to an optimizer's `step(...)` (LBFGS-style closure) somewhere in the file."""
+    name = fn.name.value
+    for node in _walk(index.module):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "step" \
+                and any(isinstance(a.value, cst.Name) and a.value.value == name for a in node.args):
+            return True
+    return False
 
 
 def _recomputed_without_grad(it, e) -> bool:

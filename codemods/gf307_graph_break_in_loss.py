@@ -47,7 +47,9 @@ class GraphBreakInLoss(Rule):
             "(`advantage = returns - values.detach()`, `(td_target - v).detach() * log_pi`): whenever the loss "
             "still reaches another module the step runs (the actor, or anything whose `.parameters()` the file "
             "hands an optimizer, but for target/EMA-named copies), backward runs, so the \"only path\" claim is "
-            "not made; the critic learns from its own loss."
+            "not made; the critic learns from its own loss. The positional argument of `y.backward(torch.tensor(grad))` "
+            "on a tensor is the upstream `gradient`, not a loss: what is backpropagated is `y` (only a non-tensor "
+            "receiver, `accelerator.backward(loss)`, takes its argument as the loss)."
         ),
         why=(
             "The cut value is a constant to autograd. When it was the only path, `backward()` raises `element 0 of "

@@ -40,7 +40,9 @@ class DoubleSoftmax(Rule):
             "`nll_loss` after `log_softmax` (correct), softmax probabilities used elsewhere while the loss gets "
             "the logits, probabilities fed to losses that expect them (`binary_cross_entropy`, `kl_div`), a "
             "criterion parameter whose callers pass different losses or that no call in the file shows, and a "
-            "softmax of soft *targets* (the second argument)."
+            "softmax of soft *targets* (the second argument). A class redefined further down a notebook or script "
+            "(logits first, a softmax head later) is read as the definition in force where the model is built and "
+            "called, the last one in the cells above; a later redefinition says nothing about the cells before it."
         ),
         why=(
             "`cross_entropy` computes `log_softmax` of its input. Given probabilities, it applies a second softmax "

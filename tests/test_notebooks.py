@@ -306,3 +306,42 @@ def test_apply_interactive_on_a_notebook(nbdir):
     child.close()
     assert "train.ipynb: 1 applied, 1 skipped, 0 refused by verification (written)" in child.before
     assert (nbdir / "train.ipynb").read_bytes() == RAW.replace(OLD_208, NEW_208)
+
+
+_LOGITS_NET = """import torch
+import torch.nn as nn
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.fc(x)
+"""
+_SOFTMAX_NET = _LOGITS_NET.replace("return self.fc(x)", "return torch.softmax(self.fc(x), dim=1)").split(
+    "import torch.nn as nn\n")[1]
+_CE_TRAIN = """net = Net()
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+for step in range(3):
+    loss = nn.CrossEntropyLoss()(net(torch.randn(8, 4)), torch.randint(0, 3, (8,)))
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+"""
+
+
+def _notebook(tmp_path, name, cells):
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {}, "outputs": [],
+                     "source": src.splitlines(keepends=True)} for i, src in enumerate(cells)],
+          "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}},
+          "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / name).write_text(json.dumps(nb, indent=1))
+
+
+def test_gf308_reads_the_class_defined_above_a_cell_not_a_later_redefinition(tmp_path):
+    # logits class, CE training, then a softmax redefinition trained with CE again: only the last cell is wrong
+    _notebook(tmp_path, "ch.ipynb", [_LOGITS_NET, _CE_TRAIN, _SOFTMAX_NET, _CE_TRAIN])
+    r = run(["check", "--select", "GF308", "ch.ipynb"], tmp_path)
+    flagged = [line.split(": GF308")[0] for line in r.stdout.splitlines() if ": GF308" in line]
+    assert flagged == ["ch.ipynb:cell 4:4:34"], r.stdout

@@ -204,6 +204,23 @@ class FileIndex:
     def classes(self) -> dict[str, cst.ClassDef]:
         return {n.name.value: n for n in self.module.body if isinstance(n, cst.ClassDef)}
 
+    def defined_after(self, cname: str, *nodes: cst.CSTNode | None) -> bool:
+        """Whether `classes[cname]` (the file's last definition of the class) comes after the top-level
+        statement holding one of `nodes`: in a notebook or script redefining a class, the class live at a
+        cell is the last definition in the cells before it, not a later one."""
+        cls = self.classes.get(cname)
+        if cls is None:
+            return False
+        order = self.memo("fileindex.top_order", lambda: {id(st): i for i, st in enumerate(self.module.body)})
+        at = order.get(id(cls))
+        for node in nodes:
+            cur = node
+            while cur is not None and id(cur) not in order:
+                cur = self.parents.get(cur)
+            if cur is not None and at is not None and order[id(cur)] < at:
+                return True
+        return False
+
     @cached_property
     def functions(self) -> dict[str, cst.FunctionDef]:
         return {n.name.value: n for n in self.module.body if isinstance(n, cst.FunctionDef)}

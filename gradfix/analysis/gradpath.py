@@ -21,7 +21,7 @@ from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
 from gradfix.analysis.names import dotted, qualname, target_names
 from gradfix.analysis.trainstep import loss_expressions, optimizer_name
-from gradfix.analysis.tree import calls_in, children, walk
+from gradfix.analysis.tree import calls_in, children, contains, walk
 
 BREAK_METHODS = frozenset({"detach", "item", "numpy", "tolist"})
 BREAK_FUNCS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", "numpy.array", "numpy.asarray",
@@ -38,6 +38,15 @@ def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
     if q in BREAK_FUNCS and call.args and call.args[0].keyword is None:
         return call.args[0].value
     return None
+
+
+def _collected(call) -> tuple[str, list] | None:
+    """(`values`, the items) for `values.append(v)` / `.extend(vs)` / `.insert(i, v)` on a local name."""
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and
+            isinstance(call.func.value, cst.Name) and call.func.attr.value in ("append", "extend", "insert")):
+        return None
+    args = list(call.args[1:] if call.func.attr.value == "insert" else call.args)
+    return call.func.value.value, args
 
 
 class GradPaths:
@@ -66,6 +75,12 @@ class GradPaths:
                 for name in target_names(node.target):
                     if not st.no_grad and self.carries(node.value):
                         self.preds.add(name)
+            elif isinstance(node, cst.Expr) and not st.no_grad:
+                # `values.append(value)` in a rollout: the list holds the step's outputs (read later as
+                # `values[i]`), so it carries what its items carry
+                held = _collected(node.value)
+                if held is not None and any(self.carries(a.value) for a in held[1]):
+                    self.preds.add(held[0])
 
     # -- trained modules ---------------------------------------------------
     def _trained(self) -> tuple[set[str], str]:
@@ -237,6 +252,48 @@ class GradPaths:
                     seen.add(node.value)
                     todo.append(values[node.value])
         return out
+
+    def weights_live_factor(self, node: cst.CSTNode) -> bool:
+        """Whether `node` (a stop-gradient: `values[i].data`, `v.detach()`) reaches the loss as a factor of a
+        product whose other factor looks like a live tensor of the step: the GAE advantage weighting the
+        log-probabilities (`delta = r + g * values[i + 1].data - values[i].data; gae = gae * g * lam + delta;
+        policy_loss - log_probs[i] * gae`). Such a value is a weight, a constant on purpose; the term keeps
+        its gradient through the other factor. A factor that is a number, a hyper-parameter (`args.l2`,
+        `cfg["l2"]`, a name bound to a number) or itself read through `.data` does not count."""
+        for _stmt, value in self.loss_values():
+            for op in walk(value):
+                if not (type(op) is cst.BinaryOperation and isinstance(op.operator, (cst.Multiply, cst.Divide))):
+                    continue
+                for side, other in ((op.left, op.right), (op.right, op.left)):
+                    if any(contains(part, node) for part in self.reaches(side)) and \
+                            not any(contains(part, node) for part in self.reaches(other)) and \
+                            self._tensor_like(other):
+                        return True
+        return False
+
+    def _tensor_like(self, expr: cst.CSTNode) -> bool:
+        """`log_probs[i]`, `_log_prob`, `dist.log_prob(a)`, `Variable(gae)` around such: a value that may
+        carry gradient, as opposed to a constant factor."""
+        if self.carries(expr):
+            return True
+        for node in walk(expr):
+            if type(node) is cst.Attribute and node.attr.value == "data":
+                return False
+        core = expr
+        while isinstance(core, cst.Call) and isinstance(core.func, cst.Attribute) and \
+                core.func.attr.value in ("sum", "mean", "squeeze", "unsqueeze", "expand_as", "view", "float"):
+            core = core.func.value
+        if isinstance(core, cst.Subscript):
+            keys = [e.slice.value for e in core.slice if isinstance(e.slice, cst.Index)]
+            return not any(isinstance(k, (cst.SimpleString, cst.ConcatenatedString)) for k in keys)
+        if isinstance(core, cst.Call):
+            return not (isinstance(core.func, cst.Name) and core.func.value in ("float", "int", "len", "abs", "min",
+                                                                                "max", "round"))
+        if isinstance(core, cst.Name):
+            b = self.flow.name_binding(core)
+            return b is not None and b.kind in (Kind.TENSOR, Kind.PARAMETER) or \
+                (b is not None and isinstance(b.value, cst.Call) and b.kind is not Kind.NUMBER)
+        return False
 
     def additive_terms(self) -> list[cst.BaseExpression]:
         """Terms added into the backpropagated loss, following names bound in this step (`loss = ce + reg`)."""

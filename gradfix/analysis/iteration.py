@@ -315,6 +315,8 @@ class Iteration:
                 b = self.flow.load_binding.get(id(node)) if isinstance(node, cst.Name) else None
                 if b is not None and node.value in loss_names and b.no_grad:
                     how = "detach"  # the loss re-evaluated under no_grad carries no graph
+                elif b is not None and node.value in loss_names and _left_autograd(b):
+                    how = "float"  # `loss = loss.detach().cpu().numpy()` just before: the name no longer holds it
         st = self.flow.step_of.get(id(small))
         if how == "tensor" and st is not None:
             if st.no_grad:
@@ -335,14 +337,23 @@ class Iteration:
         replay buffers, which carry no graph."""
         if not hasattr(self, "_loss_names"):
             names: set[str] = set()
+            read_by_loss = names_in(self.tl.loss)
+            for _stmt, value in loss_expressions(self.tl):
+                read_by_loss |= names_in(value)
             for stmt, value in reversed(loss_expressions(self.tl, unpacked=True)):
                 if not isinstance(stmt, cst.Assign) or _scalar_value(value) or self._environment_step(value):
                     continue
-                if not (self._calls_a_module(value) or _graph_reaches(value, names)):
+                module_call = self._calls_a_module(value)
+                if not (module_call or _graph_reaches(value, names)):
                     continue
                 for t in stmt.targets:
-                    # `out, aux = model(x)`: each unpacked output is a term of the loss
-                    for name in target_names(t.target):
+                    # `out, aux = model(x)`: each unpacked output is a term of the loss; from a callable not
+                    # shown to be a module (`loss, per_class = criterion(out, y)`, a criterion given as a
+                    # parameter) only the outputs the loss reads are: the others may be numbers or arrays
+                    unpacked = target_names(t.target)
+                    for name in unpacked:
+                        if len(unpacked) > 1 and not self._module_called(value) and name not in read_by_loss:
+                            continue
                         if not self._not_a_tensor(name):
                             names.add(name)
             loss = self.tl.loss
@@ -368,6 +379,15 @@ class Iteration:
                for b in self.bindings(recv)):
             return True
         return name in ("env", "envs", "environment") or name.endswith("_env") or name.startswith("env_")
+
+    def _module_called(self, value) -> bool:
+        """`value` itself is a module's call (`model(x)`, not `criterion(model(x), y)`)."""
+        if not isinstance(value, cst.Call):
+            return False
+        if is_model_call(value, self.flow):
+            return True
+        name = dotted(value.func)
+        return name is not None and any(b.kind is Kind.MODULE for b in self.flow.bindings if b.name == name)
 
     def _calls_a_module(self, value) -> bool:
         for call in _calls_in(value):
@@ -581,3 +601,18 @@ def _root_name_text(text: str) -> str | None:
     head = text.split(".")[0].split("[")[0].split("(")[0].strip()
     return head if head.isidentifier() else None
 
+
+_LEAVING = ("numpy", "item", "tolist")
+
+
+def _left_autograd(b) -> bool:
+    """A binding whose value leaves autograd: `loss.detach().cpu().numpy()`, `loss.item()`, `float(loss)`."""
+    value = b.value
+    if b.kind in (Kind.NUMPY, Kind.NUMBER):
+        return True
+    if not isinstance(value, cst.Call):
+        return False
+    func = value.func
+    if isinstance(func, cst.Name):
+        return func.value in ("float", "int")
+    return isinstance(func, cst.Attribute) and func.attr.value in _LEAVING

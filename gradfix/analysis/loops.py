@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from gradfix.analysis.flow import Flow, Kind, Step
+from gradfix.analysis.flow import TENSORISH, Flow, Kind, Step
 from gradfix.analysis.names import qualname
 from gradfix.analysis.tree import children
 
@@ -58,6 +58,10 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
             return recv, call.func
         # accelerator.backward(loss) / torch.autograd.backward(loss)
         q = qualname(func, flow.index.imports) or ""
+        bound = flow.env.get(recv.value) if isinstance(recv, cst.Name) else None
+        if q != "torch.autograd.backward" and bound is not None and bound.kind in TENSORISH:
+            # `y.backward(grad)`: the positional argument is Tensor.backward's `gradient`, not a loss
+            return recv, call.func
         if q == "torch.autograd.backward" or isinstance(recv, cst.Name):
             return call.args[0].value, call.args[0]
     return None

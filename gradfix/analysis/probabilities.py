@@ -68,7 +68,8 @@ class Probabilities:
             if ctor == "torch.nn.Sequential" and isinstance(func, cst.Attribute):
                 cls = index.enclosing_class(expr)   # `label = self.head(h)`: a Sequential built in __init__
                 return self._self_sequential(cls, expr) if cls is not None else None
-            if ctor is not None and ctor in index.module_classes:
+            if ctor is not None and ctor in index.module_classes and \
+                    not index.defined_after(ctor, expr, self._built_at(func, flow)):
                 found = self.class_output(ctor)
                 if found is not None and self._takes_guarded_branch(ctor, expr) is True:
                     return found[0], f"{ctor}.forward ({found[1]})"
@@ -158,12 +159,21 @@ class Probabilities:
         if not isinstance(value, cst.Call):
             return None
         ctor = _module_ctor_of(self.index, flow, self._compiled(value.func, flow))
-        if ctor is None or ctor not in self.index.module_classes:
+        if ctor is None or ctor not in self.index.module_classes or \
+                self.index.defined_after(ctor, value, self._built_at(value.func, flow)):
             return None
         found = self.class_output(ctor, position)
         if found is not None and self._takes_guarded_branch(ctor, value, f"{ctor}[{position}]") is not True:
             return None
         return (found[0], f"{ctor}.forward, element {position} ({found[1]})") if found is not None else None
+
+    @staticmethod
+    def _built_at(func, flow: Flow | None) -> cst.CSTNode | None:
+        """The value a called model name was bound to (`net = Net()`): where its class was looked up."""
+        if not isinstance(func, cst.Name) or flow is None:
+            return None
+        b = flow.load_binding.get(id(func))
+        return b.value if b is not None and isinstance(b.value, cst.CSTNode) else None
 
     def _sequential_binding(self, func: cst.Name, flow: Flow) -> tuple[str, str] | None:
         b = flow.load_binding.get(id(func))

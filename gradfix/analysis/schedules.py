@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from gradfix.analysis.expressions import _arg, code_of, literal_value
+from gradfix.analysis.names import qualname
 from gradfix.analysis.trainstep import literal_number
 from gradfix.analysis.tree import walk as _walk
 
@@ -44,6 +45,44 @@ class SchedulerInfo:
     kind: str                    # epoch / batch / plateau / unknown
     why: str                     # why that kind
     optimizer: str | None        # the optimizer it was built on
+
+
+def is_torch_scheduler(index, ctor: str | None) -> bool:
+    """A torch LR scheduler (`torch.optim.lr_scheduler.*`, what `transformers.get_*_schedule*` returns) or a
+    class of the file subclassing one: the schedulers whose `step()` PyTorch expects after
+    `optimizer.step()` (and warns about). A project's own class, or a scheduler whose class is not shown
+    (a function parameter), has its own contract."""
+    if not ctor:
+        return False
+    if ctor.startswith(("torch.optim.lr_scheduler.", "transformers.")):
+        return True
+    cls = index.classes.get(ctor)
+    if cls is None:
+        return False
+    for base in cls.bases:
+        q = qualname(base.value, index.imports) or ""
+        if q.startswith("torch.optim.lr_scheduler.") or (q in index.classes and q != ctor and
+                                                          is_torch_scheduler(index, q)):
+            return True
+    return False
+
+
+def own_scheduler_classes(index) -> set[str]:
+    """Scheduler-named classes (`CycleScheduler`, `WarmupSched`) the file defines, or imports from a module
+    other than torch / transformers, that are not torch schedulers: with one in view, a scheduler reaching a
+    function as a parameter may be that class rather than a torch one."""
+    def compute() -> set[str]:
+        out = {name for name in index.classes if _SCHED_NAME.search(name) and not is_torch_scheduler(index, name)}
+        for local, full in index.imports.aliases.items():
+            root = full.split(".")[0]
+            if _SCHED_NAME.search(local) and local[:1].isupper() and root not in ("torch", "transformers",
+                                                                                  "timm", "diffusers"):
+                out.add(local)
+        return out
+    return index.memo("schedules.own_scheduler_classes", compute)
+
+
+_SCHED_NAME = re.compile(r"sched", re.I)
 
 
 def scheduler_info(it: Iteration, recv: str) -> SchedulerInfo:
