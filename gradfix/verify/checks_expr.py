@@ -47,14 +47,10 @@ def _namespace(ctx: Ctx, tag: str) -> tuple[dict, list[str]]:
 
 
 def _free_names(tree: ast.AST) -> set[str]:
-    bound: set[str] = set()
-    for n in ast.walk(tree):
-        if isinstance(n, ast.Lambda):
-            bound |= {a.arg for a in n.args.args}
-        elif isinstance(n, ast.comprehension):
-            bound |= {x.id for x in ast.walk(n.target) if isinstance(x, ast.Name)}
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
-            and n.id not in bound and not hasattr(builtins, n.id)}
+    """The names an expression reads from its namespace, builtins left out."""
+    from .lean_namespace import reads
+
+    return {n for n in reads(tree) if not hasattr(builtins, n)}
 
 
 class _Subst(ast.NodeTransformer):

@@ -21,7 +21,8 @@ import torch
 from . import source as S
 
 
-def _reads(tree: ast.AST) -> set[str]:
+def reads(tree: ast.AST) -> set[str]:
+    """The names an expression reads (its lambdas' parameters and comprehension targets left out)."""
     bound: set[str] = set()
     for n in ast.walk(tree):
         if isinstance(n, ast.Lambda):
@@ -54,9 +55,9 @@ def _plain_torch_only(tree: ast.Module) -> bool:
 
 def lean_namespace(old_tree: ast.Module, new_tree: ast.Module, calls: list[ast.expr]) -> dict | None:
     """`{"torch": torch}` when it gives `calls` what both loaded versions would (module docstring); else None."""
-    reads: set[str] = set()
+    read: set[str] = set()
     for c in calls:
-        reads |= _reads(c)
+        read |= reads(c)
     for tree in (old_tree, new_tree):
         if any(isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names) for n in ast.walk(tree)):
             return None  # `from utils import *` may bind any name
@@ -64,7 +65,7 @@ def lean_namespace(old_tree: ast.Module, new_tree: ast.Module, calls: list[ast.e
         bound: set[str] = set()  # what the loaded version binds; a name only dropped code sets is a probe either way
         for stmt in kept + computed:
             bound |= S._assigned_names(stmt)
-        for name in reads:
+        for name in read:
             if name == "torch":
                 if not _plain_torch_only(tree):
                     return None
