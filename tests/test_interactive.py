@@ -36,7 +36,7 @@ PROMPT = r"Apply this change \[y,n,a,d,q,\?\]\? "
 def spawn(cwd, *args):
     env = dict(os.environ, NO_COLOR="1", COLUMNS="200")
     return pexpect.spawn(EXE, ["apply", "-i", "--no-verify", *args], cwd=str(cwd), env=env, encoding="utf-8",
-                         timeout=30)
+                         timeout=180)  # a hang guard, not a timing: at load 25-30 on 2 cores a start takes > 30 s
 
 
 @pytest.fixture
