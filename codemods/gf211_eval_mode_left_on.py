@@ -157,6 +157,19 @@ def _loop_of(index, node: cst.CSTNode):
     return cur if isinstance(cur, (cst.For, cst.While)) else None
 
 
+def _binds(stmt: cst.CSTNode, name: str) -> bool:
+    """Whether `stmt` (at any depth) assigns `name` (`layer = ...`, `self.model = ...`)."""
+    for node in walk(stmt):
+        targets = []
+        if isinstance(node, cst.Assign):
+            targets = [t.target for t in node.targets]
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets = [node.target]
+        if any(code_of(t) == name for t in targets):
+            return True
+    return False
+
+
 def _may_change_mode(index, stmts: list) -> bool:
     """Cheap first look: a `.eval()` / `.train(...)` call, or a call of a function of this file."""
     for stmt in stmts:
@@ -198,7 +211,7 @@ class EvalModeLeftOn(Rule):
             "next epoch's batch loop. Also inside the batch loop (validation every N steps, with or without an "
             "epoch loop): such an eval on some pass with no `model.train()` before the next batch's forward, so the "
             "batches after it train in eval mode; not when the first batch already runs in eval mode (on purpose) "
-            "or the body breaks out of the loop or returns. `model` is a module the training loop calls and its optimizer steps. Left alone: "
+            "or the body breaks out of the loop or returns, or the module is built again at the top of every pass (a fresh module each time: `layer = nn.BatchNorm1d(n)` in a check that compares layers). `model` is a module the training loop calls and its optimizer steps. Left alone: "
             "a `model.train()` "
             "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
@@ -279,6 +292,8 @@ class EvalModeLeftOn(Rule):
         k = next((i for i, s in enumerate(body) if s is forward.line or _contains(s, forward.line)), None)
         if k is None or any(isinstance(n, cst.Break) and _loop_of(index, n) is it.loop for n in walk(it.loop)):
             return None
+        if any(_binds(stmt, model) for stmt in body[:k]):
+            return None   # a fresh module every pass (`layer = nn.BatchNorm1d(n)` at the top): no mode carries over
         modes = _Modes(index, model)
         trained = frozenset({(TRAIN, None)})
         modes.jumps.append(set())   # a `continue` of the batch loop starts its next pass
