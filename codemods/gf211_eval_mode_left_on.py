@@ -12,7 +12,7 @@ from gradfix.analysis.expressions import code_of
 from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.params import last_name
-from gradfix.analysis.tree import calls_in, walk
+from gradfix.analysis.tree import calls_in, contains, walk
 from gradfix.rule import Rule, RuleDocs
 
 # Calls that may be handed the model without changing its mode.
@@ -143,10 +143,6 @@ class _Modes:
                 # an eval set inside the helper is reported at the call that runs it
                 out.add((m, call if m == EVAL and n is not node else n))
         return frozenset(out)
-
-
-def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
-    return any(n is node for n in walk(tree))
 
 
 def _loop_of(index, node: cst.CSTNode):
@@ -289,7 +285,7 @@ class EvalModeLeftOn(Rule):
         forward = next((e for e in it.events if e.op == "forward" and e.recv == model), None)
         if forward is None:
             return None
-        k = next((i for i, s in enumerate(body) if s is forward.line or _contains(s, forward.line)), None)
+        k = next((i for i, s in enumerate(body) if s is forward.line or contains(s, forward.line)), None)
         if k is None or any(isinstance(n, cst.Break) and _loop_of(index, n) is it.loop for n in walk(it.loop)):
             return None
         if any(_binds(stmt, model) for stmt in body[:k]):
@@ -305,7 +301,7 @@ class EvalModeLeftOn(Rule):
             return None
         if any(m == EVAL for m, _ in at_first) or modes.returns:
             return None   # eval on purpose before the first batch's forward, or a body that returns
-        culprits = [n for m, n in at_next if m == EVAL and n is not None and _contains(it.loop, n)]
+        culprits = [n for m, n in at_next if m == EVAL and n is not None and contains(it.loop, n)]
         if not culprits or not self._mode_dependent(ctx, it, model):
             return None
         culprit = min(culprits, key=lambda n: (index.position(n).start.line, index.position(n).start.column))
