@@ -476,14 +476,16 @@ def _import_lines(units) -> str | None:
     return "".join(u.text if u.text.endswith("\n") else u.text + "\n" for u in units if u.facts.only_imports)
 
 
-@functools.lru_cache(maxsize=256)
 def _unit_signature(root: str, imports: str | None, unit: str) -> object:
     """What the project index keeps of one top-level statement besides its calls (its classes'
     bases as written, their methods and whether they create state; its functions; what its
     functions and forward return, analysis/returns.py, read with the file's imports). Without
-    the imports, a value equal to no other: the summary is not taken to be unchanged."""
-    if imports is None:
-        return object()
+    the imports, a value equal to no other (never cached): the summary is not taken to be unchanged."""
+    return object() if imports is None else _signature_with_imports(root, imports, unit)
+
+
+@functools.lru_cache(maxsize=256)
+def _signature_with_imports(root: str, imports: str, unit: str) -> object:
     s = summarise(os.path.join(root, "unit.py"), imports + unit, root)
     if s is None:
         return None

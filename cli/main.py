@@ -136,9 +136,9 @@ def _jobs(jobs: int | None) -> int:
 def _cache(config: Config, no_cache: bool):
     if no_cache:
         return None
-    from gradfix.cache import Cache
+    from gradfix.cache import Cache, cache_folder
 
-    return Cache(os.environ.get("GRADFIX_CACHE_DIR") or config.root or os.getcwd())
+    return Cache(cache_folder(config.root))
 
 
 verify_env_options = [

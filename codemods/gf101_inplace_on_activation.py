@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.expressions import code_of
 from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
@@ -309,7 +310,7 @@ def _saved_on_a_skipping_path(flow, name: str, step: int):
         saves = [(i, why) for i, why in zip(flow.saved_steps(b, step), flow.saved_before(b, step)) if i not in inside]
         if not saves or _backward_ran_since(flow, [i for i, _ in saves], step):
             continue
-        skipped = " and ".join(f"`if {_code(flow, t)}:`" for t in tests)
+        skipped = " and ".join(f"`if {code_of(t)}:`" for t in tests)
         return b, [why for _, why in saves], f" when {skipped} {'does' if len(tests) == 1 else 'do'} not run"
     return None
 
@@ -329,10 +330,6 @@ def _config_flag(flow, test) -> bool:
         b = flow.name_binding(test)
         return b is not None and b.is_param
     return False
-
-
-def _code(flow, node) -> str:
-    return cst.Module([]).code_for_node(node).strip()
 
 
 def _inplace_chain(call: cst.Call) -> tuple[list[cst.Call], cst.BaseExpression]:

@@ -104,9 +104,10 @@ class HistoryAccumulation(Rule):
                     continue
                 seen.add(id(e.small))
                 # a total read later as a tensor (`total.item()`, `(total / n).detach()`) must stay one
-                keep_tensor = bool(tensor_attribute_uses(it.scope, total))
+                tensor_uses = tensor_attribute_uses(it.scope, total)
+                keep_tensor = bool(tensor_uses)
                 instead = (f"accumulate `.detach()` instead (`.item()` would break the later tensor use "
-                           f"`{code_of(tensor_attribute_uses(it.scope, total)[0])}`)" if keep_tensor else
+                           f"`{code_of(tensor_uses[0])}`)" if keep_tensor else
                            "accumulate `.item()` instead")
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")

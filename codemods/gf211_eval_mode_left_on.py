@@ -161,7 +161,7 @@ def _binds(stmt: cst.CSTNode, name: str) -> bool:
             targets = [t.target for t in node.targets]
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
             targets = [node.target]
-        if any(code_of(t) == name for t in targets):
+        if any(dotted(t) == name for t in targets):
             return True
     return False
 

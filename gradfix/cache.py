@@ -68,6 +68,11 @@ def digest(*parts: str) -> str:
     return h.hexdigest()
 
 
+def cache_folder(project_root: str | None) -> str:
+    """Where the cache lives: $GRADFIX_CACHE_DIR, else the project root, else the working directory."""
+    return os.environ.get("GRADFIX_CACHE_DIR") or project_root or os.getcwd()
+
+
 class Cache:
     """Findings and errors per key; `get` misses on anything unreadable rather than fail."""
 

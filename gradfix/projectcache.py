@@ -73,7 +73,7 @@ class CachedProjectIndex(ProjectIndex):
         for shown, text in files.items():
             full = os.path.abspath(shown)
             package = self._package(full)
-            key = digest("file summary", self._hashes.get(shown) or digest(text), package or "")
+            key = digest("file summary", self._hashes[shown], package or "")
             summary = _from_record(self._cache.get_record(key), full, self.root)
             if summary is None:
                 self.parsed += 1

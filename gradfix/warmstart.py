@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 
-from gradfix.cache import Cache, digest
+from gradfix.cache import Cache, cache_folder, digest
 from gradfix.config import Config, find_pyproject
 
 
@@ -24,7 +24,7 @@ def cache_root(start: str) -> str:
     """The folder `check` keeps its cache under (cli/main.py's `_cache`: $GRADFIX_CACHE_DIR, else the
     project root `load_config` finds, else the working directory), found without the rules."""
     pyproject = find_pyproject(start)
-    return os.environ.get("GRADFIX_CACHE_DIR") or (os.path.dirname(pyproject) if pyproject else None) or os.getcwd()
+    return cache_folder(os.path.dirname(pyproject) if pyproject else None)
 
 
 def engine_key(start: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> str:

@@ -264,10 +264,10 @@ class GradPaths:
             for op in walk(value):
                 if not (type(op) is cst.BinaryOperation and isinstance(op.operator, (cst.Multiply, cst.Divide))):
                     continue
+                holds = {id(side): any(contains(part, node) for part in self.reaches(side))
+                         for side in (op.left, op.right)}
                 for side, other in ((op.left, op.right), (op.right, op.left)):
-                    if any(contains(part, node) for part in self.reaches(side)) and \
-                            not any(contains(part, node) for part in self.reaches(other)) and \
-                            self._tensor_like(other):
+                    if holds[id(side)] and not holds[id(other)] and self._tensor_like(other):
                         return True
         return False
 

@@ -23,6 +23,7 @@ import libcst as cst
 
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import qualname
+from gradfix.analysis.tree import children
 
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool"})
 _NUMBER_METHODS = frozenset({"item", "size", "numel", "nelement", "dim", "ndimension", "element_size",
@@ -146,7 +147,7 @@ def _own_nodes(fn: cst.FunctionDef):
     while stack:
         node = stack.pop()
         yield node
-        for child in node.children:
+        for child in children(node):
             if not isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
                 stack.append(child)
 
@@ -324,7 +325,7 @@ def _reads(expr, names: set[str]) -> bool:
         if isinstance(node, cst.Attribute):
             stack.append(node.value)  # `out.indices`: the attribute's name is not a read
             continue
-        stack.extend(node.children)
+        stack.extend(children(node))
     return False
 
 

@@ -14,13 +14,15 @@ except Exception:  # pragma: no cover
     np = None  # type: ignore[assignment]
 
 from . import source as S
-from .runtime import SEED_INPUT, SEED_RUN, TOL64, Outcome, Untestable, _norm, flatten, fmt_exc, projected_loss, rel_diff, seeded
+from .runtime import (
+    SEED_INPUT, SEED_RUN, TOL64, FailedCheck, Outcome, Untestable, _norm, cuda_redirect, flatten, fmt_exc, is_gpu_error,
+    plural, projected_loss, rel_diff, seeded,
+)
 from .context import Ctx
 from .module_check import module_check
 from .units import combine, plan_units
 from .hazards import update_hazard
 from .inputs import infer_input
-from .runtime import FailedCheck, cuda_redirect, is_gpu_error, plural
 from . import script_loop as SL
 
 

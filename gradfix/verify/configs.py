@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from . import source as S
+from .call_sites import _eval_in
 
 # parameter names that usually hold parsed command-line options: the file's argparse defaults are tried first
 _ARGS_NAMES = {"args", "arg", "opt", "opts", "options", "flags", "hparams", "hp", "FLAGS", "parsed_args"}
@@ -65,8 +66,7 @@ class Plan:
 
 
 def _eval(node: ast.AST, mod: types.ModuleType) -> Any:
-    expr = ast.fix_missing_locations(ast.Expression(body=node))
-    return eval(compile(expr, getattr(mod, "__file__", None) or "<config>", "eval"), vars(mod))  # noqa: S307
+    return _eval_in(node, vars(mod), getattr(mod, "__file__", None) or "<config>")
 
 
 # --------------------------------------------------------------------------- what the constructor reads

@@ -20,7 +20,7 @@ from typing import Any
 import torch
 import torch.nn as nn
 
-from .runtime import BATCH, SEED_BUILD, SEED_INPUT, SEED_RUN, Untestable, fmt_exc, seeded
+from .runtime import BATCH, SEED_BUILD, SEED_INPUT, Untestable, fmt_exc, seeded
 
 LOOPS = (ast.For, ast.While, ast.AsyncFor)
 # Method calls on a needed name that set it up in place (`model.to(device)`, `model.train()`); other
