@@ -7,8 +7,8 @@ import libcst as cst
 from gradfix.analysis import torchapi
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import (
-    CopyChain, append_arg, code_of, copy_chain, insert_before, kwarg, make_kwarg, method_text, outermost_chain,
-    stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
+    FACTORIES, CopyChain, append_arg, code_of, copy_chain, insert_before, is_true, kwarg, make_kwarg, method_text,
+    outermost_chain, stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
 )
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
@@ -20,7 +20,7 @@ def leaf_rewrite(chain: CopyChain) -> tuple[cst.BaseExpression, str]:
     call `.requires_grad_()` on the result (values identical, now a leaf)."""
     base = chain.base
     all_device = all(m.device is not None for m in chain.moves)
-    if all_device and kwarg(base, "device") is None:
+    if all_device and chain.device_kw and kwarg(base, "device") is None:
         device = chain.moves[-1].device
         dev_arg = make_kwarg("device", device)  # type: ignore[arg-type]
         args = list(base.args)
@@ -53,7 +53,13 @@ class NonleafRequiresGrad(Rule):
             "list comprehension (`ws = [torch.ones(2, requires_grad=True).to(dev) for _ in range(n)]`, when the list "
             "goes to an optimizer), or as a rebinding of the name that holds the leaf (`x = torch.rand(3, "
             "requires_grad=True)` then `x = x.to(device)`, when `x.grad` is read or `x` is given to an optimizer "
-            "afterwards). Moves that do not copy "
+            "afterwards; also when the flag was switched on by `x.requires_grad = True` or `x.requires_grad_()` "
+            "between the two, and inside a tuple assignment, `x, y = x.cuda(), y.cuda()`). The same for the legacy "
+            "`Variable(torch.ones(3), requires_grad=True).cuda()` (around a factory of known device and dtype), and "
+            "for a factory given `requires_grad=True` inside arithmetic whose result is kept as the leaf "
+            "(`z = torch.randn(8, requires_grad=True) * 0.01`, then `z` given to an optimizer or `z.grad` read; "
+            "not a result only used as a value, nor one returned to a caller). Left alone: `.type(dtype)` "
+            "conversions (whether they copy depends on a value gradfix does not follow). Moves that do not copy "
             "(`.to(\"cpu\")` and `.cpu()` of a CPU tensor, `.float()` of a float32 tensor) are left alone, and so "
             "are `requires_grad_()` after the move, `device=` on the factory, code under `torch.no_grad()`, and "
             "attributes of `nn.Module` classes (GF304 registers those as parameters)."
@@ -71,7 +77,8 @@ class NonleafRequiresGrad(Rule):
             "A pure device move becomes `device=` on the factory (`torch.randn(3, device=dev, requires_grad=True)`, "
             "created on the device). Anything else keeps the copies and makes the result the leaf: "
             "`torch.zeros(5).double().requires_grad_()`, which keeps the values bit for bit (creating in float64 "
-            "directly would draw different random numbers). No fix when the name is mutated in place later (a leaf "
+            "directly would draw different random numbers); `Variable(...)` has no `device=`, so it always takes "
+            "that form, and arithmetic moves the flag to the result: `(torch.randn(8) * 0.01).requires_grad_()`. No fix when the name is mutated in place later (a leaf "
             "that requires grad cannot be), and none for the rebinding form (`x = x.to(device)`): the leaf may still "
             "be held elsewhere (a list, an optimizer built before the move), and which tensor should train is the "
             "user's call; create it on the device (`device=`) or call `.requires_grad_()` after the copy."
@@ -96,9 +103,10 @@ class NonleafRequiresGrad(Rule):
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of a tensor made with
         `requires_grad=True` or `.requires_grad_()` (`copy_chain` kind "factory", `_rebindings`)."""
-        return bool(facts.called_attrs & MOVE_METHODS) and ("requires_grad" in facts.idents
-                                                            or "requires_grad_" in facts.attrs) \
-            and facts.requires_grad_request
+        asked = facts.requires_grad_request or "requires_grad" in facts.stored_attrs   # `x.requires_grad = True`
+        if not asked:
+            return False
+        return bool(facts.called_attrs & MOVE_METHODS) or "requires_grad" in facts.keywords   # a scaled factory
 
     def check(self, ctx):
         index = ctx.index
@@ -119,18 +127,60 @@ class NonleafRequiresGrad(Rule):
                 continue  # an initial state, an accumulator, autograd.grad input: a non-leaf works there
             yield self._finding(ctx, chain, use)
         yield from self._rebindings(ctx)
+        yield from self._scaled_factories(ctx)
+
+    def _scaled_factories(self, ctx):
+        """`z = torch.randn(8, requires_grad=True) * 0.01`, then `z` given to an optimizer or its `.grad`
+        read: the name holds the product, a non-leaf. The fix moves the flag to the product."""
+        index = ctx.index
+        for node in walk(index.module):
+            if not isinstance(node, cst.BinaryOperation):
+                continue
+            parent = index.parents.get(node)
+            if isinstance(parent, cst.BinaryOperation) or index.under_no_grad(node):
+                continue  # the outermost operation is the stored value; under no_grad nothing is recorded
+            factory = _grad_factory_operand(node, index.imports)
+            if factory is None:
+                continue
+            cls = index.enclosing_class(node)
+            if cls is not None and cls.name.value in index.module_classes:
+                continue
+            use = used_as_leaf(node, index)
+            name = stored_name(node, index)
+            if use is None or name is None or use == "it is returned to the caller":
+                continue  # returned: the caller may use it as a value, not a leaf
+            old = code_of(node)
+            rg = kwarg(factory, "requires_grad")
+            plain = factory.with_changes(args=without_arg(factory.args, rg))
+            product = swap(node, {id(factory): plain})
+            new_expr = cst.Call(func=cst.Attribute(value=cst.parse_expression(f"({code_of(product)})"),
+                                                   attr=cst.Name("requires_grad_")))
+            new = code_of(new_expr)
+            message = (f"`{name}` holds `{shorten(old)}`, computed from a tensor created with requires_grad=True: the "
+                       f"result is a non-leaf, so its `.grad` stays None after backward() and an optimizer given it "
+                       f"raises \"can't optimize a non-leaf Tensor\" ({use})")
+            if _mutated_later(ctx, node, name):
+                yield ctx.finding(node, message + f" (no fix: `{name}` is modified in place later, which a leaf "
+                                                  f"that requires grad does not allow)")
+                continue
+            fix = ctx.fix(f"make the result the leaf: `{shorten(new)}`", [Edit(node, new_expr)], Safety.UNSAFE,
+                          {"kind": "leaf-tensor", "old": old, "new": new, "form": "requires_grad_"})
+            yield ctx.finding(node, message, fix)
 
     def _rebindings(self, ctx):
-        """`x = torch.rand(..., requires_grad=True)` then `x = x.to(device)`: the name now holds the
-        copy. Detect only: the leaf may be held elsewhere (a list, an optimizer built before the move),
-        and which of the two should train is for the user to say."""
+        """`x = torch.rand(..., requires_grad=True)` (or `x = torch.rand(...)` then `x.requires_grad = True`)
+        then `x = x.to(device)`, also inside a tuple assignment: the name now holds the copy. Detect only: the
+        leaf may be held elsewhere (a list, an optimizer built before the move), and which of the two should
+        train is for the user to say."""
         index = ctx.index
         for scope in index.scopes():
             flow = index.flow(scope)
             for b in flow.bindings:
-                value = b.value
-                if b.step < 0 or b.no_grad or not isinstance(value, cst.Call) or \
-                        not isinstance(flow.steps[b.step].node, cst.Assign):
+                if b.step < 0 or b.no_grad or not isinstance(b.value, (cst.Call, cst.Tuple, cst.List)) or \
+                        b.step >= len(flow.steps) or not isinstance(flow.steps[b.step].node, cst.Assign):
+                    continue
+                value = _element_for(flow.steps[b.step].node, b.name, b.value)
+                if not isinstance(value, cst.Call):
                     continue
                 recv = _copied_name(value)
                 if recv is None or recv.value != b.name:
@@ -139,18 +189,28 @@ class NonleafRequiresGrad(Rule):
                 if leaf is None or leaf.step < 0 or not isinstance(leaf.value, cst.Call) or leaf.no_grad:
                     continue
                 chain = copy_chain(value, index.imports, leaf=leaf.value)
-                if chain is None or chain.kind != "factory" or chain.base is not _factory_of(leaf.value):
+                origin = f"created with requires_grad=True on line {ctx.span(leaf.value).line}"
+                if chain is None:
+                    flag = _flag_set(flow, b.name, leaf.step, b.step)
+                    if flag is None:
+                        continue
+                    asked = leaf.value.with_changes(
+                        args=append_arg(list(leaf.value.args), make_kwarg("requires_grad", cst.Name("True"))))
+                    chain = copy_chain(value, index.imports, leaf=asked)
+                    if chain is None or chain.kind != "factory":
+                        continue
+                    origin = f"made to require grad on line {index.position(flag).start.line}"
+                elif chain.kind != "factory" or chain.base is not _factory_of(leaf.value):
                     continue
                 use = _use_after(flow, b)
                 if use is None:
                     continue
                 moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
                 yield ctx.finding(value, (
-                    f"`{b.name} = {shorten(code_of(value))}` rebinds `{b.name}`, created with requires_grad=True on "
-                    f"line {ctx.span(leaf.value).line}, to a copy of it ({moves}): `{b.name}` now holds a non-leaf, "
-                    f"so its `.grad` stays None after backward() and an optimizer given it raises \"can't optimize a "
-                    f"non-leaf Tensor\" ({use}); create the tensor on the device (`device=`) or call "
-                    f"`.requires_grad_()` after the copy"))
+                    f"`{b.name} = {shorten(code_of(value))}` rebinds `{b.name}`, {origin}, to a copy of it "
+                    f"({moves}): `{b.name}` now holds a non-leaf, so its `.grad` stays None after backward() and an "
+                    f"optimizer given it raises \"can't optimize a non-leaf Tensor\" ({use}); create the tensor on the "
+                    f"device (`device=`) or call `.requires_grad_()` after the copy"))
 
     def _finding(self, ctx, chain: CopyChain, use: str):
         index = ctx.index
@@ -171,6 +231,56 @@ class NonleafRequiresGrad(Rule):
         fix = ctx.fix(f"make the copy the leaf: `{shorten(new)}`", [Edit(chain.outer, new_expr)], Safety.UNSAFE,
                       {"kind": "leaf-tensor", "old": old, "new": new, "form": form})
         return ctx.finding(chain.outer, message, fix)
+
+
+def _grad_factory_operand(node: cst.BinaryOperation, imports) -> cst.Call | None:
+    """The factory call given `requires_grad=True` that is a direct operand of `node` (or of its nested
+    operations: `torch.randn(..., requires_grad=True) * 0.01 + 1`), when there is exactly one."""
+    found = []
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        for side in (cur.left, cur.right):
+            if isinstance(side, cst.BinaryOperation):
+                stack.append(side)
+            elif isinstance(side, cst.Call) and qualname(side.func, imports) in FACTORIES:
+                rg = kwarg(side, "requires_grad")
+                if rg is not None and is_true(rg.value):
+                    found.append(side)
+    return found[0] if len(found) == 1 else None
+
+
+def _element_for(stmt: cst.Assign, name: str, value):
+    """The element of `a, b = x.cuda(), y.cuda()` that `name` is bound to; `value` itself otherwise."""
+    if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, (cst.Tuple, cst.List)) or \
+            not isinstance(value, (cst.Tuple, cst.List)):
+        return value
+    targets, values = stmt.targets[0].target.elements, value.elements
+    if len(targets) != len(values) or any(isinstance(e.value, cst.StarredElement) for e in (*targets, *values)):
+        return None
+    for t, v in zip(targets, values):
+        if isinstance(t.value, cst.Name) and t.value.value == name:
+            return v.value
+    return None
+
+
+def _flag_set(flow, name: str, start: int, end: int) -> cst.CSTNode | None:
+    """`name.requires_grad = True` or `name.requires_grad_()` as a statement of the flow between steps
+    `start` and `end`: the tensor bound at `start` is then a leaf that requires grad."""
+    for st in flow.steps[start + 1:end]:
+        node = st.node
+        if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_true(node.value):
+            t = node.targets[0].target
+            if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and \
+                    isinstance(t.value, cst.Name) and t.value.value == name:
+                return node
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            call = node.value
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and \
+                    isinstance(call.func.value, cst.Name) and call.func.value.value == name and \
+                    (not call.args or len(call.args) == 1 and is_true(call.args[0].value)):
+                return node
+    return None
 
 
 def _copied_name(call: cst.Call) -> cst.Name | None:

@@ -26,6 +26,8 @@ FACTORIES = frozenset(
     )
 )
 PARAMETER_CTORS = frozenset({"torch.nn.Parameter", "torch.nn.parameter.Parameter"})
+# The legacy wrapper `Variable(tensor, requires_grad=True)`: a leaf like a factory's, but with no `device=`
+VARIABLE_CTORS = frozenset({"torch.autograd.Variable", "torch.autograd.variable.Variable"})
 # dtype methods that copy from a float32 tensor
 DTYPE_METHODS = {"double": "torch.float64", "half": "torch.float16", "bfloat16": "torch.bfloat16"}
 DTYPE_NAMES = {
@@ -211,6 +213,7 @@ class CopyChain:
     requires_grad_call: cst.Call | None      # `.requires_grad_()` between factory and the copies
     moves: list[Move] = field(default_factory=list)   # innermost first
     copying: list[Move] = field(default_factory=list)  # the moves that copy on the code's hardware
+    device_kw: bool = True                   # the base accepts `device=` (a factory; not `Variable(...)`)
 
 
 def _device_like(expr: cst.BaseExpression, imports: ImportMap) -> bool:
@@ -348,6 +351,17 @@ def copy_chain(expr: cst.BaseExpression, imports: ImportMap, leaf: cst.BaseExpre
         base_dtype = DTYPE_NAMES.get(qualname(dt.value, imports) or "") if dt is not None else None
         if dt is not None and base_dtype is None:
             return None
+    elif q in VARIABLE_CTORS:
+        # `Variable(torch.ones(3), requires_grad=True).cuda()`: only around a factory of known (CPU, float32)
+        # device and dtype, so that which moves copy is known
+        rg = kwarg(cur, "requires_grad")
+        inner = cur.args[0].value if cur.args and cur.args[0].keyword is None else None
+        if rg_call is not None or rg is None or not is_true(rg.value) or not isinstance(inner, cst.Call) or \
+                qualname(inner.func, imports) not in FACTORIES or q is None or \
+                kwarg(inner, "device") is not None or kwarg(inner, "dtype") is not None:
+            return None
+        chain = CopyChain(expr, cur, "factory", rg, None, moves, device_kw=False)
+        base_device, base_dtype, has_dev = None, None, False
     else:
         return None
     dtype = base_dtype
@@ -563,7 +577,7 @@ def _data_use(node: cst.Attribute, parents, imports) -> bool:
 
 
 __all__ = [
-    "FACTORIES", "PARAMETER_CTORS", "MOVE_METHODS", "CopyChain", "Move", "copy_chain", "classify_move",
+    "FACTORIES", "PARAMETER_CTORS", "VARIABLE_CTORS", "MOVE_METHODS", "CopyChain", "Move", "copy_chain", "classify_move",
     "module_alias", "torch_expr_for", "nn_expr", "kwarg", "make_kwarg", "append_arg", "without_arg", "insert_before",
     "code_of", "all_calls", "last_name", "used_as_leaf", "is_module_ctor_call", "trains", "parameter_free_class",
     "outermost_chain",
