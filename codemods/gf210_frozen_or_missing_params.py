@@ -43,7 +43,8 @@ class FrozenOrMissingParams(Rule):
             "optimizer built from `model.parameters()` (or `model.encoder.parameters()`) after every parameter of "
             "`model` was frozen (`model.requires_grad_(False)`, `for p in model.parameters(): p.requires_grad = "
             "False`), or frozen right after it in the same block before the optimizer is used, and nothing "
-            "unfreezes them (a freeze under a flag or in a loop the optimizer is outside of, or one after the "
+            "unfreezes or replaces them (a layer assigned into the model after the freeze, `model.fc = ...` or "
+            "`model.classifier[6] = nn.Linear(...)`, is new and trains; a freeze under a flag or in a loop the optimizer is outside of, or one after the "
             "optimizer was used, is a run-time choice and left alone; so is a model handed to a function or sent a "
             "method call between the freeze and the optimizer, which may add new trainable submodules such as LoRA "
             "adapters); (3) an optimizer built from a list of several submodules' parameters "
@@ -212,6 +213,13 @@ class FrozenOrMissingParams(Rule):
                     d = dotted(t.target) if isinstance(t.target, cst.Attribute) else None
                     if d and (d.startswith(term + ".") or term.startswith(d)):
                         return None
+                    if isinstance(t.target, cst.Subscript):  # `model.classifier[6] = nn.Linear(...)`, `net[2] = ...`
+                        base = t.target.value
+                        while isinstance(base, cst.Subscript):
+                            base = base.value
+                        d = dotted(base)
+                        if d and (d == term or d.startswith(term + ".") or term.startswith(d + ".")):
+                            return None
         if not after and _handed_over(flow, term, freezes[-1][0].index, b.step):
             return None
         st, what = freezes[-1]

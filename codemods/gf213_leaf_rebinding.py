@@ -56,6 +56,21 @@ def _makes_leaf_again(expr, imports) -> bool:
     return False
 
 
+def _retains_grad(flow, name: str, new) -> bool:
+    """`name.retain_grad()` after the rebinding `new`, before `name` is bound again: autograd then fills
+    the non-leaf's `.grad` too, so the read sees a gradient."""
+    later = [b.step for b in flow.bindings if b.name == name and b.step > new.step]
+    end = min(later) if later else len(flow.steps)
+    for st in flow.steps[new.step + 1:end]:
+        node = st.node
+        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
+            func = node.value.func
+            if isinstance(func, cst.Attribute) and func.attr.value == "retain_grad" and \
+                    isinstance(func.value, cst.Name) and func.value.value == name:
+                return True
+    return False
+
+
 def _short(code: str) -> str:
     return shorten(code, 60)
 
@@ -71,7 +86,8 @@ class LeafRebinding(Rule):
             "1)`, `a = a - lr * a.grad` outside no_grad), when `a.grad` is read afterwards, or, in a loop, anywhere "
             "in the loop that rebinds it. Left alone: rebinding to a new leaf (`a.detach().requires_grad_()`, "
             "`a.detach()`, `a.detach() - lr * a.grad`, `torch.tensor(...)`, `nn.Parameter(...)`, `a.data`), in-place updates under no_grad "
-            "(`a -= lr * a.grad`), rebinding under no_grad, and code that never reads `a.grad` (a rebinding used "
+            "(`a -= lr * a.grad`), rebinding under no_grad, a rebinding followed by `a.retain_grad()` (autograd then fills the non-leaf's `.grad` too), "
+            "and code that never reads `a.grad` (a rebinding used "
             "only in the forward computation backpropagates into the leaf as intended). Copies such as `.cuda()` "
             "are GF302's, also as a rebinding (`a = a.to(device)`)."
         ),
@@ -127,7 +143,7 @@ class LeafRebinding(Rule):
                     if isinstance(value, cst.Call) and copy_chain(value, imports, leaf=leaf.value) is not None:
                         continue  # `a = a.to(device)`: a copy of the leaf, GF302's
                     found = self._grad_read(flow, name, new)
-                    if found is None:
+                    if found is None or _retains_grad(flow, name, new):
                         continue
                     read, after = found
                     where = f"`{name}.grad` (line {ctx.span(read).line})"

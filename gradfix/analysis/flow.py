@@ -21,7 +21,7 @@ from gradfix.analysis import torchapi
 from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.provenance import NO, UNKNOWN, YES, Grad, expr_grad, is_parameters_call
-from gradfix.analysis.tree import children, if_branches
+from gradfix.analysis.tree import children, if_branches, walk
 
 
 class Kind(enum.Enum):
@@ -413,6 +413,11 @@ class Flow:
                     if root is not None:
                         root[0].escapes.append((st.index, f"the container `{target.value}`"))
         elif isinstance(target, (cst.Tuple, cst.List)):
+            pairs = _parallel_pairs(target, value)
+            if pairs is not None:
+                for t, v in pairs:  # `g, d = Generator(), Discriminator()`: each name as if assigned alone
+                    self._assign_target(t, v, st)
+                return
             kind, _, _, alias, how = self.classify(value)
             unpack_alias = alias if how in ("chunk",) else None
             for el in target.elements:
@@ -918,3 +923,22 @@ _EMPTY = cst.Module([])
 def _short(node, limit: int = 60) -> str:
     # whitespace is collapsed, so the file's own indentation and newline do not matter
     return "?" if node is None else shorten(_EMPTY.code_for_node(node), limit)
+
+
+def _parallel_pairs(target, value):
+    """(target, value) per position of `a, b = x, y` when both sides are displays of the same length,
+    nothing is starred, and no value reads a name the statement binds (`a, b = b, a` swaps: each value
+    is read before any binding, so position by position would be wrong); None otherwise."""
+    if not isinstance(value, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+        return None
+    names = set()
+    for el in target.elements:
+        if not isinstance(el.value, cst.Name):
+            return None
+        names.add(el.value.value)
+    for el in value.elements:
+        if isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement):
+            return None
+        if any(isinstance(n, cst.Name) and n.value in names for n in walk(el.value)):
+            return None
+    return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
