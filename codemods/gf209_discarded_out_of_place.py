@@ -35,7 +35,9 @@ class DiscardedOutOfPlace(Rule):
             "as `vae.training_step(torch.randn(16, 20))`). A parameter nobody calls with a tensor in the file is "
             "unknown and left alone (it may be a module). Ops whose result is used, methods with side effects, "
             "chains ending in an in-place call, and `model.to(device)` / `model.cuda()` / `model.float()` on modules "
-            "(modules move in place; also a module cast first, `model = Net().bfloat16()`) are left alone, and so is "
+            "(modules move in place; also a module cast first, `model = Net().bfloat16()`; a name is judged by the "
+            "binding the statement reads, so a module parameter moved and then rebound to a converted copy stays a "
+            "module) are left alone, and so is "
             "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value)."
         ),
         why=(
@@ -98,7 +100,10 @@ class DiscardedOutOfPlace(Rule):
                 elif chain is not None and chain[0] == "data" and _is_param(flow, chain[1]):
                     context = "param"
                 else:
-                    kind = flow.classify(recv)[0]
+                    # a name: the binding this read sees, not the name's last one (`model.to(0)` on the
+                    # `nn.Module` parameter, then `model = convert_sync_batchnorm(model)`)
+                    reads = flow.name_binding(recv) if isinstance(recv, cst.Name) else None
+                    kind = reads.kind if reads is not None else flow.classify(recv)[0]
                     if kind not in TENSORISH and not _passed_tensor(flow, recv):
                         continue
                     context = "tensor"

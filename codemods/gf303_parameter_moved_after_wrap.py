@@ -35,6 +35,30 @@ def moved_inside(chain: CopyChain) -> cst.Call | None:
     return base.with_changes(args=args)
 
 
+def _already_there(chain: CopyChain) -> bool:
+    """Every copying move takes the Parameter to a device its data was already moved to or created on
+    (`nn.Parameter(torch.randn(n).to(device)).to(device)`, `nn.Parameter(torch.zeros(n, device=dev)).to(dev)`):
+    `.to()` of a tensor already there returns the tensor itself, so the Parameter stays registered."""
+    data = next((a.value for a in chain.base.args if a.keyword is None and not a.star), None)
+    if data is None:
+        return False
+    placed: set[str] = set()
+    cur = data
+    while isinstance(cur, cst.Call):
+        if isinstance(cur.func, cst.Attribute) and cur.func.attr.value in ("to", "cuda"):
+            placed.add(method_text(cur))
+            cur = cur.func.value
+            continue
+        dev = next((a for a in cur.args if a.keyword is not None and a.keyword.value == "device"), None)
+        if dev is not None:
+            placed.add(f".to({code_of(dev.value)})")
+        break
+    return bool(chain.copying) and all(
+        m.dtype is None and (method_text(m.call) in placed or
+                             m.device is not None and f".to({code_of(m.device)})" in placed)
+        for m in chain.copying)
+
+
 class ParameterMovedAfterWrap(Rule):
     id = "GF303"
     name = "parameter-moved-after-wrap"
@@ -44,7 +68,9 @@ class ParameterMovedAfterWrap(Rule):
             "Finds `nn.Parameter(t)` followed by a copy (`.to(device)`, `.cuda()`, `.to(\"cuda\")`, `.double()`, "
             "`.half()`) and stored: as `self.w = ...` in an `nn.Module` class, or in a name elsewhere. `.to()` on a "
             "module (`nn.Linear(...).to(dev)`) and a Parameter built from an already-moved tensor "
-            "(`nn.Parameter(t.to(dev))`) are the correct forms and are left alone."
+            "(`nn.Parameter(t.to(dev))`) are the correct forms and are left alone, and so is a move to a device "
+            "the data was already moved to or created on (`nn.Parameter(t.to(dev)).to(dev)`, "
+            "`nn.Parameter(torch.randn(n, device=dev)).to(dev)`): `.to()` then returns the Parameter itself."
         ),
         why=(
             "A copy of a Parameter is an ordinary tensor (a non-leaf). Assigned to `self.w` it is not registered: "
@@ -102,6 +128,8 @@ class ParameterMovedAfterWrap(Rule):
         name = stored_name(chain.outer, index)
         if name is None:
             return None  # only what is kept: `self.w = ...` or `w = ...`
+        if _already_there(chain):
+            return None  # `nn.Parameter(t.to(device)).to(device)`: the move returns the Parameter itself
         moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
         cls = index.enclosing_class(chain.outer)
         in_module = name.startswith("self.") and cls is not None and cls.name.value in index.module_classes

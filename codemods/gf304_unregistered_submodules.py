@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis import torchapi
 from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
@@ -48,7 +49,9 @@ class UnregisteredSubmodules(Rule):
             "`self.add_module(...)`, `self.register_module(...)`, `setattr(self, ...)` (or a method of the class "
             "that does), and the loop that fills it and registers each element it appends (`layer = Block(); "
             "setattr(self, f\"fc{i}\", layer); self.layers.append(layer)`): the modules are registered already, and "
-            "`nn.ModuleList` would save every weight under a second state_dict key."
+            "`nn.ModuleList` would save every weight under a second state_dict key. A tensor with requires_grad=True "
+            "that the class gives to an optimizer of its own (`self.w = torch.ones(2, requires_grad=True); "
+            "self.w_opt = torch.optim.SGD([self.w])`) is kept out of `parameters()` on purpose and left alone."
         ),
         why=(
             "`nn.Module.__setattr__` registers only `nn.Module` and `nn.Parameter` values. Modules inside a plain "
@@ -294,8 +297,8 @@ class UnregisteredSubmodules(Rule):
             return ctx.finding(node.value, message, fix)
         # a tensor that requires grad
         tensor = self._grad_tensor(value, imports)
-        if tensor is None:
-            return None
+        if tensor is None or _own_optimizer(cls, target, imports):
+            return None  # trained by an optimizer of its own (`self.opt = SGD([self.w])`): kept apart on purpose
         message = (f"`{target}` is a tensor with requires_grad=True kept as a plain attribute: not a parameter, so "
                    f"model.parameters() misses it and the optimizer never updates it; state_dict does not save it and "
                    f"`.to(device)` leaves it behind; use nn.Parameter")
@@ -328,6 +331,15 @@ class UnregisteredSubmodules(Rule):
 
 
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _own_optimizer(cls: cst.ClassDef, target: str, imports) -> bool:
+    """The class gives `target` (`self.w`) to a torch optimizer somewhere (`torch.optim.SGD([self.w])`)."""
+    for node in walk(cls):
+        if isinstance(node, cst.Call) and (qualname(node.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+            if any(code_of(n) == target for n in walk(node) if isinstance(n, cst.Attribute)):
+                return True
+    return False
 
 
 def _registering_call(node, helpers: frozenset[str]) -> bool:

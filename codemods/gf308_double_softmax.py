@@ -36,6 +36,8 @@ class DoubleSoftmax(Rule):
             "or left out with a default that is on. A call that leaves a `False` default or passes `False` gets "
             "the logits, and a flag whose value the call does not show (a variable, `**kwargs`) is unknown: "
             "both are left alone, because an inference helper turning the flag on says nothing about training. "
+            "A submodule call is judged by its constructor, not its name: `self.softmax(x)` with `self.softmax = "
+            "nn.LogSoftmax(dim=1)` is a log_softmax output, and one whose constructor the file cannot see is unknown. "
             "Left alone: "
             "`nll_loss` after `log_softmax` (correct), softmax probabilities used elsewhere while the loss gets "
             "the logits, probabilities fed to losses that expect them (`binary_cross_entropy`, `kl_div`), a "

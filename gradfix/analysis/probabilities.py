@@ -57,7 +57,10 @@ class Probabilities:
             if q in SOFTMAX_FUNCS:
                 return SOFTMAX_FUNCS[q], index.code(expr)
             if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("softmax", "log_softmax") and \
-                    (q is None or not q.startswith("torch.")):
+                    (q is None or not q.startswith("torch.")) and \
+                    not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
+                # `x.softmax(dim=1)`, a tensor method; `self.softmax(x)` calls a submodule, whatever its name
+                # says (an `nn.LogSoftmax` named `softmax`): its constructor decides, below
                 return expr.func.attr.value, index.code(expr)
             func = self._compiled(expr.func, flow)
             ctor = _module_ctor_of(index, flow, func)
