@@ -139,21 +139,7 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
     if progress is not None:
         progress.start(len(sources))
 
-    results: list = [None] * len(sources)
-    keys: dict[int, str] = {}
-    todo: list[int] = []
-    rules = engine.fingerprint if cache is not None else ""
-    for i, (shown, source) in enumerate(sources):
-        if cache is not None:
-            facts = engine.project.fingerprint(shown) if engine.project is not None else ""
-            keys[i] = cache.key(shown, source.text, rules, facts)
-            hit = cache.get(keys[i])
-            if hit is not None:
-                results[i] = hit
-                if progress is not None:
-                    progress.advance(shown)
-                continue
-        todo.append(i)
+    results, keys, todo = _cached(engine, sources, cache, progress)
     project = engine.project
     if cache is not None and hasattr(project, "save"):
         project.save()                  # the run's facts, for the next run over these files
@@ -170,6 +156,29 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
     return results
 
 
+def _cached(engine: Engine, sources: list, cache, progress=None) -> tuple[list, dict[int, str], list[int]]:
+    """The cached (findings, errors) of each file (None where not cached), the cache key of each,
+    and the indices of the files not cached."""
+    results: list = [None] * len(sources)
+    keys: dict[int, str] = {}
+    todo: list[int] = []
+    rules = engine.fingerprint if cache is not None else ""
+    for i, (shown, source) in enumerate(sources):
+        if cache is not None:
+            project = engine.project
+            facts = project.fingerprint(shown) if project is not None else ""
+            hashed = project.text_digest(shown) if hasattr(project, "text_digest") else None
+            keys[i] = cache.key(shown, source.text, rules, facts, hashed)
+            hit = cache.get(keys[i])
+            if hit is not None:
+                results[i] = hit
+                if progress is not None:
+                    progress.advance(shown)
+                continue
+        todo.append(i)
+    return results, keys, todo
+
+
 def fix_paths(
     engine: Engine,
     paths: Iterable[str],
@@ -184,17 +193,23 @@ def fix_paths(
     cache=None,
 ) -> RunReport:
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person).
-    A first pass lints every file (cached, in parallel); only files with a fixable finding are
-    parsed again to build and verify their fixes. Standard input is never written: the caller
+    With a pool, a first pass lints every file (cached, in parallel); only files with a fixable
+    finding are parsed again to build and verify their fixes. In one process, a file the cache
+    does not hold goes straight to fix_source, whose first round is that lint (and is cached). Standard input is never written: the caller
     prints its fixed text."""
     from gradfix.engine import FixResult
 
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
-    if cache is None and not uses_pool([(s, src.text) for s, src in sources], jobs):
-        # in one process and uncached, a first pass would analyse every file with a fix twice:
-        # fix_source's first round is that lint
-        linted = [None] * len(sources)
+    keys: dict[int, str] = {}
+    if not uses_pool([(s, src.text) for s, src in sources], jobs):
+        # in one process, a first pass would analyse every file with a fix twice: fix_source's
+        # first round is that lint (and fills the cache); only cached files skip it
+        if cache is not None and hasattr(engine.project, "save"):
+            engine.project.save()
+        linted, keys, _todo = _cached(engine, sources, cache)
+        if hasattr(engine, "materialise"):
+            engine = engine.materialise()   # gradfix/warmstart.py
         if progress is not None:
             progress.start(len(sources))
     else:
@@ -204,7 +219,7 @@ def fix_paths(
             progress.stop()
             if fixable:
                 progress.start(fixable)
-    for (shown, source), first in zip(sources, linted):
+    for i, ((shown, source), first) in enumerate(zip(sources, linted)):
         notebook = not isinstance(source, SourceFile)
         findings, errors = first if first is not None else (None, None)
         if findings is not None and not any(f.fixable for f in findings):
@@ -218,8 +233,16 @@ def fix_paths(
                 from gradfix.notebook import guard
 
                 decide = guard(source, decide)
-            result = engine.fix_source(source.text, shown, decide, verifier=verifier,
-                                       project_root=config.root or os.getcwd())
+            try:
+                result = engine.fix_source(source.text, shown, decide, verifier=verifier,
+                                           project_root=config.root or os.getcwd())
+            except RecursionError:
+                findings, errors = engine.lint_source(source.text, shown)   # it says why
+                result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
+                                   errors=errors)
+                result.linted = (findings, errors)
+            if first is None and i in keys and result.linted is not None:
+                cache.put(keys[i], *result.linted)
         if notebook:
             from gradfix.notebook import map_result
 
