@@ -83,9 +83,6 @@ class FixResult:
     findings: list[Finding] = field(default_factory=list)     # what remains in `fixed`
     errors: list[FileError] = field(default_factory=list)
     stopped: bool = False                                       # the user quit
-    # (findings, errors) of the original text, as lint_source gives them (the first round's
-    # analysis; None when it did not run): the runner caches them
-    linted: tuple[list[Finding], list[FileError]] | None = None
 
 
 @dataclass(frozen=True)
@@ -449,8 +446,6 @@ class Engine:
             parents: list = []
             OPERATIONS["analyses"] += 1
             findings = self._findings(module, current, path, py_tree, errors=round_errors, parents_out=parents)
-            if _round == 0:
-                result.linted = (list(findings), list(round_errors))
             for e in round_errors:
                 if e.message not in {x.message for x in result.errors}:
                     result.errors.append(e)

@@ -193,23 +193,17 @@ def fix_paths(
     cache=None,
 ) -> RunReport:
     """Fix every file; `decide_for(path)` gives the decider for that file (policy or a person).
-    With a pool, a first pass lints every file (cached, in parallel); only files with a fixable
-    finding are parsed again to build and verify their fixes. In one process, a file the cache
-    does not hold goes straight to fix_source, whose first round is that lint (and is cached). Standard input is never written: the caller
+    A first pass lints every file (cached, in parallel); only files with a fixable finding are
+    parsed again to build and verify their fixes. Standard input is never written: the caller
     prints its fixed text."""
     from gradfix.engine import FixResult
 
     report = RunReport()
     sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
-    keys: dict[int, str] = {}
-    if not uses_pool([(s, src.text) for s, src in sources], jobs):
-        # in one process, a first pass would analyse every file with a fix twice: fix_source's
-        # first round is that lint (and fills the cache); only cached files skip it
-        if cache is not None and hasattr(engine.project, "save"):
-            engine.project.save()
-        linted, keys, _todo = _cached(engine, sources, cache)
-        if hasattr(engine, "materialise"):
-            engine = engine.materialise()   # gradfix/warmstart.py
+    if cache is None and not uses_pool([(s, src.text) for s, src in sources], jobs):
+        # in one process and uncached, a first pass would analyse every file with a fix twice:
+        # fix_source's first round is that lint
+        linted = [None] * len(sources)
         if progress is not None:
             progress.start(len(sources))
     else:
@@ -219,7 +213,7 @@ def fix_paths(
             progress.stop()
             if fixable:
                 progress.start(fixable)
-    for i, ((shown, source), first) in enumerate(zip(sources, linted)):
+    for (shown, source), first in zip(sources, linted):
         notebook = not isinstance(source, SourceFile)
         findings, errors = first if first is not None else (None, None)
         if findings is not None and not any(f.fixable for f in findings):
@@ -240,9 +234,6 @@ def fix_paths(
                 findings, errors = engine.lint_source(source.text, shown)   # it says why
                 result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
                                    errors=errors)
-                result.linted = (findings, errors)
-            if first is None and i in keys and result.linted is not None:
-                cache.put(keys[i], *result.linted)
         if notebook:
             from gradfix.notebook import map_result
 
