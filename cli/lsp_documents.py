@@ -127,7 +127,7 @@ class DocumentScheduler:
         base = self.config_cache.get((pyproject, mtime))
         if base is None:
             try:
-                base = load_config(path, RULES_BY_ID)
+                base = load_config(path, RULES_BY_ID, pyproject=pyproject)
             except ConfigError as exc:
                 self.warn(f"{exc} (using the defaults)")
                 base = Config(path=pyproject, root=os.path.dirname(pyproject) if pyproject else None)

@@ -201,6 +201,7 @@ class ScopeCache:
         self._split: tuple | None = None      # (source, its units) of the latest split
         self.tree: ast.Module | None = None
         self.last: str = "full"               # how the latest version was analysed (for tests and debugInfo)
+        self._diffed: tuple | None = None     # (old units, new units, their _diff): asked twice per edit
         self.analysed_share = 1.0
 
     def forget(self) -> None:
@@ -218,7 +219,7 @@ class ScopeCache:
         binds resolve to no project file, so no answer of the index changes for any file."""
         if units is None or self._prev is None:
             return False
-        changed, removed = _diff(self._prev.units, units)[1:]
+        changed, removed = self._diff(self._prev.units, units)[1:]
         if not changed and not removed:
             return True
         if outside is not None:
@@ -267,7 +268,7 @@ class ScopeCache:
         if prev is None or not units:
             return self._full(units, full)
         comp = components(units)
-        match, changed, removed = _diff(prev.units, units)
+        match, changed, removed = self._diff(prev.units, units)
         # components to analyse again (in the new version's numbering)
         dirty: set[int] = {comp[i] for i in changed}
         if any(units[i].facts.has_import for i in changed) or any(prev.units[k].facts.has_import for k in removed):
@@ -333,6 +334,12 @@ class ScopeCache:
         self._store(units, comp, per_unit)
         self.last, self.analysed_share = "partial", share
         return _sorted([f for fs in per_unit for f in fs]), []
+
+    def _diff(self, old: list[Unit], new: list[Unit]) -> tuple[list[int | None], list[int], list[int]]:
+        """_diff(old, new), computed once for the edit that summary_unchanged and lint both read."""
+        if self._diffed is None or self._diffed[0] is not old or self._diffed[1] is not new:
+            self._diffed = (old, new, _diff(old, new))
+        return self._diffed[2]
 
     def _full(self, units: list[Unit] | None, full: Callable[[], Result], comp: list[int] | None = None) -> Result:
         findings, errors = full()

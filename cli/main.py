@@ -16,7 +16,7 @@ import sys
 import click
 
 from gradfix import __version__
-from gradfix.config import Config, ConfigError, check_selector, load_config
+from gradfix.config import Config, ConfigError, check_selector, find_pyproject, load_config
 from gradfix.report import EMBEDS_ERRORS, FORMATS, from_fixes, from_lints, render
 from gradfix.report.progress import progress_for
 from gradfix.runner import STDIN, FileLint, RunReport, fix_paths, lint_paths
@@ -43,11 +43,13 @@ def _build(paths, select, ignore, stdin_filename=None, warm: bool = False):
         start = os.path.dirname(os.path.abspath(stdin_filename)) if stdin_filename else os.getcwd()
     config = None
     memo = recalled = None
+    pyproject = find_pyproject(start)       # once: the cache's root, the engine's key and the config read it
     if warm:
         from gradfix import warmstart
         from gradfix.cache import Cache
 
-        memo = (Cache(warmstart.cache_root(start)), warmstart.engine_key(start, tuple(select), tuple(ignore)))
+        memo = (Cache(warmstart.cache_root(start, pyproject)),
+                warmstart.engine_key(start, tuple(select), tuple(ignore), pyproject))
         recalled = warmstart.recall(*memo)
     try:
         if recalled is not None:
@@ -56,7 +58,7 @@ def _build(paths, select, ignore, stdin_filename=None, warm: bool = False):
             from gradfix.codemods import RULES_BY_ID
 
             known = set(RULES_BY_ID)
-        config = load_config(start, known)
+        config = load_config(start, known, pyproject=pyproject)
         sel, ign = _codes(select), _codes(ignore)
         for code in sel + ign:
             check_selector(code, known, "--select/--ignore")

@@ -81,8 +81,10 @@ class Cache:
         self.hits = 0
         self.misses = 0
 
-    def key(self, path: str, text: str, rules: str, facts: str) -> str:
-        return digest(path, rules, facts, text)
+    def key(self, path: str, text: str, rules: str, facts: str, text_digest: str | None = None) -> str:
+        """The key of one file's results; `text_digest` is digest(text) when the caller has it (the
+        project index hashed every text already: a warm run hashes each once)."""
+        return digest(path, rules, facts, text_digest or digest(text))
 
     def _file(self, key: str) -> str:
         return os.path.join(self.folder, key[:2], key[2:] + ".json")

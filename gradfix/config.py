@@ -111,8 +111,9 @@ def _str_list(value: Any, key: str, path: str) -> list[str]:
     return list(value)
 
 
-def load_config(start: str, known_rules: Iterable[str] = ()) -> Config:
-    path = find_pyproject(start)
+def load_config(start: str, known_rules: Iterable[str] = (), pyproject: str | None = ...) -> Config:  # type: ignore[assignment]
+    """The configuration for `start`; `pyproject` is find_pyproject(start) when the caller has it."""
+    path = find_pyproject(start) if pyproject is ... else pyproject
     if path is None:
         return Config()
     try:

@@ -178,27 +178,32 @@ def _compiles(source: str) -> bool:
 
 # Parses and code generations of whole files by fix_source and of statements by its local
 # check: a counted-operations test reads them (apply's cost must not grow with fixes x file).
-OPERATIONS = {"file_parses": 0, "file_chars": 0, "file_codegens": 0, "local_checks": 0, "local_chars": 0}
+# `round_parses`: whole-file parses that start a round (a round after fixes analyses the tree
+# its check of the combined output parsed); `analyses`: whole-file analyses.
+OPERATIONS = {"file_parses": 0, "file_chars": 0, "file_codegens": 0, "local_checks": 0, "local_chars": 0,
+              "round_parses": 0, "analyses": 0}
 
 
-def _parses(source: str, original_compiles: bool = True) -> str | None:
+def _parses(source: str, original_compiles: bool = True, trees: list | None = None) -> str | None:
     """Why `source` is not valid Python (None when it is). Byte-compiling also catches what
     the parser accepts but Python rejects (`return` outside a function); it is only asked
-    of files whose original compiled."""
+    of files whose original compiled. With `trees`, a valid source's libcst and CPython trees
+    are put in it."""
     OPERATIONS["file_parses"] += 1
     OPERATIONS["file_chars"] += len(source)
-    return _syntax_problem(source, original_compiles)
+    return _syntax_problem(source, original_compiles, trees)
 
 
-def _syntax_problem(source: str, original_compiles: bool) -> str | None:
+def _syntax_problem(source: str, original_compiles: bool, trees: list | None = None) -> str | None:
     try:
+        py_tree = ast.parse(source)
         if original_compiles:
-            compile(source, "<gradfix>", "exec", dont_inherit=True)
-        else:
-            ast.parse(source)
-        cst.parse_module(source)
+            compile(py_tree, "<gradfix>", "exec", dont_inherit=True)
+        module = cst.parse_module(source)
     except (SyntaxError, ValueError, RecursionError, MemoryError, cst.ParserSyntaxError) as exc:
         return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    if trees is not None:
+        trees[:] = [module, py_tree]    # the next round analyses these: the text is not parsed again
     return None
 
 
@@ -416,19 +421,30 @@ class Engine:
 
     # -- rewrite, verify, decide -----------------------------------------
     def fix_source(self, source: str, path: str, decide: Decide, verifier=None, project_root: str | None = None) -> FixResult:
+        with gc_paused():   # as lint_source: two rounds' trees are alive at once here
+            return self._fix_source(source, path, decide, verifier, project_root)
+
+    def _fix_source(self, source: str, path: str, decide: Decide, verifier, project_root: str | None) -> FixResult:
         result = FixResult(path=path, original=source, fixed=source)
         rejected: set[tuple] = set()
         deferred: set[tuple] = set()
         current = source
         strict = _compiles(source)
+        trees: list = []     # the combined output's trees, parsed when it was checked
         for _round in range(MAX_ROUNDS):
-            try:
-                module, py_tree = parse_both(current, path)
-            except ParseFailure as exc:
-                result.errors.append(FileError(path, exc.line, str(exc)))
-                return result
+            if trees:
+                module, py_tree = trees
+                trees = []
+            else:
+                OPERATIONS["round_parses"] += 1
+                try:
+                    module, py_tree = parse_both(current, path)
+                except ParseFailure as exc:
+                    result.errors.append(FileError(path, exc.line, str(exc)))
+                    return result
             round_errors: list[FileError] = []
             parents: list = []
+            OPERATIONS["analyses"] += 1
             findings = self._findings(module, current, path, py_tree, errors=round_errors, parents_out=parents)
             for e in round_errors:
                 if e.message not in {x.message for x in result.errors}:
@@ -469,6 +485,7 @@ class Engine:
             decision = decide(candidates)
             _drop_partial_groups(candidates, decision)
             accepted: list[Change] = []
+            claims = _Claims(parents[0])
             others_taken = any(decision.accept) and not decision.stop
             for change, ok in zip(candidates, decision.accept):
                 key = (change.rule, change.line, tuple(module.code_for_node(e.node) for e in change.fix.edits))
@@ -484,12 +501,13 @@ class Engine:
                         change.reason = "rejected"
                     result.changes.append(change)
                     continue
-                if any(_overlaps(change, other) for other in accepted):
+                if claims.overlaps(change):
                     continue  # offered again next round, against the new source
+                claims.take(change)
                 accepted.append(change)
             if accepted:
                 new = apply_fixes(module, [c.fix for c in accepted], parents[0])
-                problem = _parses(new, strict)
+                problem = _parses(new, strict, trees)
                 if problem is not None:
                     # a fix that passed on its own statement but not in the file: check each
                     # alone against the whole file, as before the local check, and drop those
@@ -504,7 +522,9 @@ class Engine:
                     if len(kept) < len(accepted):
                         accepted = kept
                         new = apply_fixes(module, [c.fix for c in accepted], parents[0]) if kept else current
-                        problem = _parses(new, strict) if kept else None
+                        problem = _parses(new, strict, trees) if kept else None
+                if problem is not None or not accepted:
+                    trees = []
                 if problem is not None:
                     for c in accepted:
                         c.reason = f"combined output does not parse ({problem})"
@@ -621,6 +641,33 @@ def _drop_partial_groups(changes: list[Change], decision: "Decision") -> None:
                 decision.accept[i] = False
                 c.reason = "verified only together with the other changes to its unit, not all of which were taken"
                 changed = True
+
+
+class _Claims:
+    """The nodes the changes taken this round edit: a change overlaps them when one of its edited
+    nodes is, holds or lies inside one of theirs (what _overlaps says of two changes, found by
+    walking up the parent table: linear in the number of changes)."""
+
+    def __init__(self, parents: dict):
+        self.parents = parents
+        self.edited: set[int] = set()     # ids of the edited nodes
+        self.above: set[int] = set()      # ids of the edited nodes and of every node above one
+
+    def _up(self, node):
+        while node is not None:
+            yield node
+            node = self.parents.get(node)
+
+    def overlaps(self, change: Change) -> bool:
+        for e in change.fix.edits:
+            if id(e.node) in self.above or any(id(n) in self.edited for n in self._up(e.node)):
+                return True
+        return False
+
+    def take(self, change: Change) -> None:
+        for e in change.fix.edits:
+            self.edited.add(id(e.node))
+            self.above.update(id(n) for n in self._up(e.node))
 
 
 def _overlaps(a: Change, b: Change) -> bool:

@@ -82,6 +82,10 @@ class CachedProjectIndex(ProjectIndex):
             if summary is not False and summary is not None:
                 summaries[full] = summary
 
+    def text_digest(self, path: str) -> str | None:
+        """digest() of the file's text, as this index hashed it (None: not one of its files)."""
+        return self._hashes.get(path)
+
     def fingerprint(self, path: str) -> str:
         hit = self._known.get(path)
         if hit is not None:

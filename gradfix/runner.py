@@ -139,21 +139,7 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
     if progress is not None:
         progress.start(len(sources))
 
-    results: list = [None] * len(sources)
-    keys: dict[int, str] = {}
-    todo: list[int] = []
-    rules = engine.fingerprint if cache is not None else ""
-    for i, (shown, source) in enumerate(sources):
-        if cache is not None:
-            facts = engine.project.fingerprint(shown) if engine.project is not None else ""
-            keys[i] = cache.key(shown, source.text, rules, facts)
-            hit = cache.get(keys[i])
-            if hit is not None:
-                results[i] = hit
-                if progress is not None:
-                    progress.advance(shown)
-                continue
-        todo.append(i)
+    results, keys, todo = _cached(engine, sources, cache, progress)
     project = engine.project
     if cache is not None and hasattr(project, "save"):
         project.save()                  # the run's facts, for the next run over these files
@@ -168,6 +154,29 @@ def lint_sources(engine: Engine, sources: list, jobs: int = 1, cache=None, progr
         if cache is not None:
             cache.put(keys[i], *result)
     return results
+
+
+def _cached(engine: Engine, sources: list, cache, progress=None) -> tuple[list, dict[int, str], list[int]]:
+    """The cached (findings, errors) of each file (None where not cached), the cache key of each,
+    and the indices of the files not cached."""
+    results: list = [None] * len(sources)
+    keys: dict[int, str] = {}
+    todo: list[int] = []
+    rules = engine.fingerprint if cache is not None else ""
+    for i, (shown, source) in enumerate(sources):
+        if cache is not None:
+            project = engine.project
+            facts = project.fingerprint(shown) if project is not None else ""
+            hashed = project.text_digest(shown) if hasattr(project, "text_digest") else None
+            keys[i] = cache.key(shown, source.text, rules, facts, hashed)
+            hit = cache.get(keys[i])
+            if hit is not None:
+                results[i] = hit
+                if progress is not None:
+                    progress.advance(shown)
+                continue
+        todo.append(i)
+    return results, keys, todo
 
 
 def fix_paths(
@@ -218,8 +227,13 @@ def fix_paths(
                 from gradfix.notebook import guard
 
                 decide = guard(source, decide)
-            result = engine.fix_source(source.text, shown, decide, verifier=verifier,
-                                       project_root=config.root or os.getcwd())
+            try:
+                result = engine.fix_source(source.text, shown, decide, verifier=verifier,
+                                           project_root=config.root or os.getcwd())
+            except RecursionError:
+                findings, errors = engine.lint_source(source.text, shown)   # it says why
+                result = FixResult(path=shown, original=source.text, fixed=source.text, findings=findings,
+                                   errors=errors)
         if notebook:
             from gradfix.notebook import map_result
 

@@ -20,16 +20,20 @@ from gradfix.cache import Cache, cache_folder, digest
 from gradfix.config import Config, find_pyproject
 
 
-def cache_root(start: str) -> str:
+def cache_root(start: str, pyproject: str | None = ...) -> str:  # type: ignore[assignment]
     """The folder `check` keeps its cache under (cli/main.py's `_cache`: $GRADFIX_CACHE_DIR, else the
-    project root `load_config` finds, else the working directory), found without the rules."""
-    pyproject = find_pyproject(start)
+    project root `load_config` finds, else the working directory), found without the rules.
+    `pyproject`: find_pyproject(start), when the caller has it."""
+    if pyproject is ...:
+        pyproject = find_pyproject(start)
     return cache_folder(os.path.dirname(pyproject) if pyproject else None)
 
 
-def engine_key(start: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> str:
+def engine_key(start: str, select: tuple[str, ...], ignore: tuple[str, ...],
+               pyproject: str | None = ...) -> str:  # type: ignore[assignment]
     """What the configuration and the rules in force are made from, besides gradfix's code."""
-    pyproject = find_pyproject(start)
+    if pyproject is ...:
+        pyproject = find_pyproject(start)
     content = b""
     if pyproject is not None:
         try:

@@ -43,6 +43,31 @@ def engine():
     return Engine(ALL_RULES)
 
 
+class Memo:
+    """One engine call per case and question, shared by the tests that ask it (a module-scoped
+    table: the results are a function of the case's text and the engine alone)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self._lint: dict = {}
+        self._fixed: dict = {}
+
+    def lint(self, case: Path):
+        if case not in self._lint:
+            self._lint[case] = self.engine.lint_source(read(case), str(case))
+        return self._lint[case]
+
+    def fixed(self, case: Path):
+        if case not in self._fixed:
+            self._fixed[case] = self.engine.fix_source(read(case), str(case), accept_all)
+        return self._fixed[case]
+
+
+@pytest.fixture(scope="module")
+def memo(engine):
+    return Memo(engine)
+
+
 def test_golden_set_is_substantial():
     rules = {p.parent.name for p in CASES}
     from gradfix.codemods import RULES_BY_ID
@@ -60,8 +85,8 @@ def test_golden_set_is_substantial():
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_findings(engine, case):
-    findings, errors = engine.lint_source(read(case), str(case))
+def test_findings(memo, case):
+    findings, errors = memo.lint(case)
     assert errors == []
     got = [(f.span.line, f.span.column, f.rule) for f in findings]
     assert got == expected_findings(case)
@@ -70,18 +95,18 @@ def test_findings(engine, case):
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_rewrite_byte_for_byte(engine, case):
+def test_rewrite_byte_for_byte(memo, case):
     source = read(case)
     fixed_path = case.with_name(case.stem + ".fixed.py")
     expected = read(fixed_path) if fixed_path.exists() else source
-    result = engine.fix_source(source, str(case), accept_all)
+    result = memo.fixed(case)
     assert result.errors == []
     assert result.fixed == expected
 
 
 @pytest.mark.parametrize("case", CASES, ids=case_id)
-def test_applying_twice_changes_nothing(engine, case):
-    once = engine.fix_source(read(case), str(case), accept_all).fixed
+def test_applying_twice_changes_nothing(engine, memo, case):
+    once = memo.fixed(case).fixed
     twice = engine.fix_source(once, str(case), accept_all)
     assert twice.fixed == once
     assert not [c for c in twice.changes if c.applied]
@@ -89,7 +114,7 @@ def test_applying_twice_changes_nothing(engine, case):
 
 # -- verification ------------------------------------------------------------
 
-from gradfix.engine import APPLIED_VERDICTS, Decision, Policy, policy_decider  # noqa: E402
+from gradfix.engine import APPLIED_VERDICTS, Policy, policy_decider  # noqa: E402
 from gradfix.model import Verdict  # noqa: E402
 
 
@@ -107,26 +132,38 @@ VERIFIED_CASES = [c for c in CASES if expected_verdicts(c)]
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    from gradfix.verify import Verifier
-
-    with Verifier(jobs=2, timeout_s=60.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 @pytest.fixture(scope="module")
-def verdicts(engine, verifier):
-    """Round-one verdicts of every golden case, computed once."""
-    table = {}
+def applied(engine, verifier):
+    """What `gradfix apply` does to every verified golden case (its policy decides), and the
+    verdicts of the first round's changes, which that policy is shown: one verified run per case."""
+    runs = {}
     for case in VERIFIED_CASES:
-        res = engine.fix_source(read(case), str(case), lambda cs: Decision([False] * len(cs)), verifier=verifier)
-        table[case] = {(c.finding.span.line, c.finding.span.column, c.rule): c.verdict.value for c in res.changes}
-    return table
+        first: list = []
+        policy = policy_decider(Policy())
+
+        def decide(changes, first=first, policy=policy):
+            if not first:
+                first.append({(c.finding.span.line, c.finding.span.column, c.rule): c.verdict.value for c in changes})
+            return policy(changes)
+
+        res = engine.fix_source(read(case), str(case), decide, verifier=verifier)
+        runs[case] = (res, first[0] if first else {})
+    return runs
 
 
-def test_every_fixable_positive_declares_a_verdict(engine):
+@pytest.fixture(scope="module")
+def verdicts(applied):
+    """Round-one verdicts of every golden case."""
+    return {case: table for case, (_res, table) in applied.items()}
+
+
+def test_every_fixable_positive_declares_a_verdict(memo):
     for case in CASES:
-        findings, _ = engine.lint_source(read(case), str(case))
+        findings, _ = memo.lint(case)
         fixable = {(f.span.line, f.span.column, f.rule) for f in findings if f.fixable}
         assert fixable <= set(expected_verdicts(case)), case
 
@@ -150,12 +187,12 @@ def test_first_seed_net_rewrite_fixes_crash(verdicts):
 
 
 @pytest.mark.parametrize("case", VERIFIED_CASES, ids=case_id)
-def test_apply_with_verification(engine, verifier, case):
+def test_apply_with_verification(applied, case):
     """What `gradfix apply` writes: verified changes only; a `failed` trap leaves the file untouched."""
+    result = applied[case][0]
     declared = set(expected_verdicts(case).values())
     applied = {v.value for v in APPLIED_VERDICTS}
     source = read(case)
-    result = engine.fix_source(source, str(case), policy_decider(Policy()), verifier=verifier)
     fixed_path = case.with_name(case.stem + ".fixed.py")
     if declared <= applied:
         assert result.fixed == read(fixed_path)

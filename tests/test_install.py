@@ -25,17 +25,25 @@ print(json.dumps({
 """
 
 
-@pytest.mark.parametrize("editable", [False, True], ids=["install", "editable"])
-def test_fresh_venv_install(tmp_path, editable):
-    venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory):
+    """One fresh virtual environment without pip of its own (this interpreter's pip installs into it
+    with --python: bootstrapping pip into it was most of this test's time), for both installs."""
+    venv = tmp_path_factory.mktemp("install") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     py = venv / "bin" / "python"
     # Dependencies come from this interpreter's site-packages (no network needed);
     # the package itself is built and installed for real.
     deps = sysconfig.get_paths()["purelib"]
     (Path(subprocess.check_output([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                                   text=True).strip()) / "deps.pth").write_text(deps + "\n")
-    cmd = [str(py), "-m", "pip", "install", "-q", "--no-deps"]
+    return venv
+
+
+@pytest.mark.parametrize("editable", [False, True], ids=["install", "editable"])
+def test_fresh_venv_install(tmp_path, venv, editable):
+    py = venv / "bin" / "python"
+    cmd = [sys.executable, "-m", "pip", "--python", str(py), "install", "-q", "--no-deps"]
     cmd += ["-e", str(ROOT)] if editable else [str(ROOT)]
     env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
     build = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=tmp_path)

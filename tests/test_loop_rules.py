@@ -175,11 +175,8 @@ for x, y in loader:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    from gradfix.verify import Verifier
-
-    with Verifier(jobs=1, timeout_s=60.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 def _request(engine, original: str, rewritten: str, rule: str):

@@ -256,3 +256,25 @@ def test_units_split_around_an_edit_are_those_of_a_whole_parse():
             assert [(u.text, u.first, u.last) for u in units] == \
                 [(u.text, u.first, u.last) for u in split_units(text, tree, {})], (case, _step)
             cache.lint(text, units, *nothing)
+
+
+def test_an_edit_is_diffed_against_the_previous_version_once(tmp_path, engine, monkeypatch):
+    """summary_unchanged and lint both read the edit's unit diff: it is computed once."""
+    from gradfix.analysis.project import ProjectIndex
+    from gradfix.cli import lsp_scopes
+
+    calls = []
+    real = lsp_scopes._diff
+    monkeypatch.setattr(lsp_scopes, "_diff", lambda old, new: calls.append(1) or real(old, new))
+    path = tmp_path / "m.py"
+    text = _document(4)
+    path.write_text(text)
+    eng = Engine(ALL_RULES)
+    eng.project = ProjectIndex(str(tmp_path))
+    scopes, parser = lsp.DocumentScopes(), IncrementalParser()
+    lsp._lint(eng, text, str(path), False, [], parser, scopes)
+    assert calls == []
+    edited = text.replace("h *= 2", "h = h * 2", 1)
+    got = lsp._lint(eng, edited, str(path), False, [], parser, scopes)
+    assert scopes.cache.last == "partial" and len(calls) == 1
+    assert key(got[0]) == key(eng.lint_source(edited, str(path))[0])

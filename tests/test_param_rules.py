@@ -23,9 +23,8 @@ PARAM_RULES = [f"GF30{i}" for i in range(1, 9)]
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=2, timeout_s=30.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 def verify(v: Verifier, original: str, rewritten: str, contract: dict, rule: str) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from gradfix.codemods import ALL_RULES
 from gradfix.engine import Engine, Policy, policy_decider
 from gradfix.model import Verdict
 from gradfix.notebook import Notebook
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
 
@@ -41,9 +41,8 @@ for epoch in range(3):
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=1, timeout_s=60.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 @pytest.fixture(scope="module")

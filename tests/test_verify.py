@@ -43,9 +43,8 @@ def swap(src: str, old: str, new: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 @pytest.fixture(scope="module")

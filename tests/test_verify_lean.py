@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 from gradfix.verify.lean_namespace import lean_namespace
 
 pytest.importorskip("torch")
@@ -37,17 +37,16 @@ def request(root, src: str, old: str, new: str) -> VerifyRequest:
 
 
 @pytest.fixture(scope="module")
-def verdicts(tmp_path_factory):
+def verdicts(tmp_path_factory, shared_verifier):
     root = tmp_path_factory.mktemp("lean")
     (root / "pipeline.py").write_text("raise RuntimeError('the data pipeline needs its data set')\n", encoding="utf-8")
     src = textwrap.dedent(TRAINER)
     const = src.replace("autocast(enabled=amp)", "autocast(enabled=USE_AMP)")
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        return v.verify_many([
-            request(root, src, OLD, 'torch.amp.autocast("cuda", enabled=amp)'),
-            request(root, src, OLD, 'torch.amp.autocast("cuda", enabled=amp, dtype=torch.bfloat16)'),
-            request(root, const, "torch.cuda.amp.autocast(enabled=USE_AMP)", 'torch.amp.autocast("cuda", enabled=USE_AMP)'),
-        ])
+    return shared_verifier.verify_many([
+        request(root, src, OLD, 'torch.amp.autocast("cuda", enabled=amp)'),
+        request(root, src, OLD, 'torch.amp.autocast("cuda", enabled=amp, dtype=torch.bfloat16)'),
+        request(root, const, "torch.cuda.amp.autocast(enabled=USE_AMP)", 'torch.amp.autocast("cuda", enabled=USE_AMP)'),
+    ])
 
 
 def test_calls_reading_only_torch_and_locals_need_no_load(verdicts):

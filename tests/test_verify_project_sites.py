@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 from gradfix.verify.call_sites import project_sites
 
 pytest.importorskip("torch")
@@ -79,7 +79,7 @@ def projects(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def verdicts(projects):
+def verdicts(projects, shared_verifier):
     reqs = [
         request(projects["built"], "pkg/net.py", "y = y * self.scale"),
         request(projects["built"], "pkg/net.py", "y = y * self.scale + 1"),
@@ -87,8 +87,7 @@ def verdicts(projects):
         request(projects["twins"], "a/net.py", "y = y * self.scale"),
         request(projects["twins"], "b/net.py", "y = y * self.scale"),
     ]
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        return v.verify_many(reqs)
+    return shared_verifier.verify_many(reqs)
 
 
 def test_module_built_by_the_training_script(verdicts, projects):
@@ -244,7 +243,7 @@ def forward_call(root: Path, setup: str) -> VerifyRequest:
 
 
 @pytest.fixture(scope="module")
-def more(tmp_path_factory):
+def more(tmp_path_factory, shared_verifier):
     base = tmp_path_factory.mktemp("more")
     reqs = []
     for name, extra in (("local", ""), ("rebound", "classes += 1\n    ")):
@@ -264,8 +263,7 @@ def more(tmp_path_factory):
                               contract={"kind": "forward-call", "receiver": "model", "in_class": False,
                                         "call_old": "model.forward(state)", "call_new": "model(state)",
                                         "setup": "model = QNet(0.1, dims, actions=n)"}, project_root=None))
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        return v.verify_many(reqs)
+    return shared_verifier.verify_many(reqs)
 
 
 def test_arguments_from_constants_of_the_calling_function(more):

@@ -16,16 +16,15 @@ import pytest
 from gradfix.codemods import ALL_RULES
 from gradfix.engine import Engine, Policy, policy_decider
 from gradfix.model import Verdict
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 from gradfix.verify.api import VERDICTS
 
 pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=1, timeout_s=60.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 @pytest.fixture(scope="module")

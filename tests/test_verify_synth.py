@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
 
@@ -26,9 +26,8 @@ def swap(src: str, old: str, new: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 # --------------------------------------------------------------------------- configuration objects

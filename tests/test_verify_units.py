@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 from gradfix.verify import source as S
 
 pytest.importorskip("torch")
@@ -26,9 +26,8 @@ def swap(src: str, old: str, new: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def verifier():
-    with Verifier(jobs=2, timeout_s=20.0) as v:
-        yield v
+def verifier(shared_verifier):
+    return shared_verifier
 
 
 # --------------------------------------------------------------------------- constants from pure helpers

@@ -64,3 +64,53 @@ def test_the_remembered_fingerprint_is_the_engines(tmp_path, monkeypatch):
     assert warm.fingerprint == cold.fingerprint == warm.materialise().fingerprint
     other, _ = _build((".",), ("GF3",), (), warm=True)            # other options: an engine of its own
     assert isinstance(other, Engine) and other.fingerprint != cold.fingerprint
+
+
+def test_a_warm_check_hashes_each_text_once_and_looks_for_pyproject_once(tmp_path, monkeypatch):
+    """Counted in-process: the project index's content hash of a file is the one its results key
+    is made from, and the cache's root, the engine's key and the configuration share one lookup."""
+    import hashlib
+
+    from gradfix import cache, config, warmstart
+    from gradfix.cli import main as cli_main
+
+    (tmp_path / "pyproject.toml").write_text("[tool.gradfix]\n")
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "train.py").write_text(TRAIN)
+    monkeypatch.delenv("GRADFIX_CACHE_DIR", raising=False)
+    monkeypatch.delenv("GRADFIX_NO_CACHE", raising=False)
+    cold = run(["check", "."], tmp_path)
+    texts = {MODEL.encode(), TRAIN.encode()}
+    hashed: list[bytes] = []
+    lookups: list[str] = []
+
+    real_sha256 = hashlib.sha256
+
+    class Counting:
+        def __init__(self):
+            self.h = real_sha256()
+
+        def update(self, data):
+            if data in texts:
+                hashed.append(data)
+            self.h.update(data)
+
+        def hexdigest(self):
+            return self.h.hexdigest()
+
+        def digest(self):
+            return self.h.digest()
+
+    real_find = config.find_pyproject
+
+    def find(start):
+        lookups.append(start)
+        return real_find(start)
+
+    monkeypatch.setattr(cache.hashlib, "sha256", Counting)
+    for module in (config, warmstart, cli_main):
+        monkeypatch.setattr(module, "find_pyproject", find)
+    warm = run(["check", "."], tmp_path)
+    assert warm.output == cold.output and "GF305" in warm.output
+    assert sorted(hashed) == sorted(texts)          # each text once
+    assert len(lookups) == 1
