@@ -44,7 +44,7 @@ def _run(tree: Path, monkeypatch, jobs, counts: dict | None = None):
     engine, config = _build((".",), (), ())
     if jobs is None:
         # without the pass: ProjectIndex.build, then the engine's own parse and pre-pass
-        from gradfix.runner import with_project, lint_sources, iter_sources, RunReport
+        from gradfix.runner import RunReport, iter_sources, lint_sources, with_project
 
         report = RunReport()
         sources = with_project(engine, list(iter_sources(["."], config, report)), config)
@@ -87,7 +87,7 @@ def test_one_parse_for_a_file_no_rule_may_match(tree, monkeypatch):
 
 def test_a_hint_is_read_only_for_its_own_text(tree, monkeypatch):
     _f, _e, engine = _run(tree, monkeypatch, 1)
-    path = [p for p in engine.rule_hints if p.endswith("plain.py")][0]
+    path = next(p for p in engine.rule_hints if p.endswith("plain.py"))
     text = (GOLDEN / "GF101" / "pos_alias_read_after.py").read_text()
     # the path's hint says "no rule may match" of the text it was made from, not of this one
     with_hint = [f.to_record() for f in engine.lint_source(text, path)[0]]
