@@ -314,6 +314,9 @@ class Engine:
         self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
         # the run's other files (analysis/project.py), set by the front end that knows them
         self.project = None
+        # path -> (text, ids of the rules that may match it), from the parse that summarised the
+        # file for the project (gradfix/prescan.py); used only while the text is the same
+        self.rule_hints: dict[str, tuple[str, tuple[str, ...]]] = {}
 
     @property
     def fingerprint(self) -> str:
@@ -380,9 +383,15 @@ class Engine:
             from gradfix.incremental import IncrementalParser
 
             incremental = IncrementalParser()
+        hint = self.rule_hints.get(path)
+        if hint is not None and hint[0] == source and not hint[1]:
+            return [], []  # the pre-pass ran where the file was summarised: no rule may match, it parses
         try:
             py_tree = _python_tree(source)
-            rules = self.rules_for(py_tree, source, path)
+            if hint is not None and hint[0] == source:
+                rules = [r for r in self.rules if r.id in hint[1]]
+            else:
+                rules = self.rules_for(py_tree, source, path)
             if not rules:
                 return [], []  # no rule may match: libcst's parse and the analysis are not needed
             parsed = incremental.parse(source, py_tree) if incremental is not None else None

@@ -25,12 +25,13 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _start(rules, config, project) -> None:
+def _start(rules, config, project, hints=None) -> None:
     global _engine
     from gradfix.engine import Engine
 
     _engine = Engine(rules, config)
     _engine.project = project
+    _engine.rule_hints = hints or {}
 
 
 def _lint_one(item: tuple[str, str]) -> tuple[list[dict], list[dict]]:
@@ -51,6 +52,23 @@ def lint_many(engine, items: list[tuple[str, str]], jobs: int,
               advance=None) -> list[tuple[list[Finding], list[FileError]]]:
     """(findings, errors) for each (path, text), in the order given; `advance(path)` is called
     as each file starts (in-process) or completes (in the pool), for a progress bar."""
+    hints = getattr(engine, "rule_hints", None)
+    if hints and jobs > 1:
+        # a file no rule may match (gradfix/prescan.py) costs the engine nothing: not sent to a worker
+        idle = [i for i, (path, text) in enumerate(items)
+                if (h := hints.get(path)) is not None and not h[1] and h[0] == text]
+        if idle:
+            skipped = set(idle)
+            busy = [i for i in range(len(items)) if i not in skipped]
+            done = lint_many(engine, [items[i] for i in busy], jobs, advance)
+            out: list = [None] * len(items)
+            for i in idle:
+                if advance is not None:
+                    advance(items[i][0])
+                out[i] = engine.lint_source(items[i][1], items[i][0])
+            for i, result in zip(busy, done):
+                out[i] = result
+            return out
     if not uses_pool(items, jobs):
         out = []
         for path, text in items:
@@ -69,7 +87,8 @@ def lint_many(engine, items: list[tuple[str, str]], jobs: int,
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1]))
     results: list = [None] * len(items)
     with ProcessPoolExecutor(max_workers=min(jobs, len(items)), mp_context=context, initializer=_start,
-                             initargs=(rules, engine.config, engine.project)) as pool:
+                             initargs=(rules, engine.config, engine.project,
+                                       getattr(engine, "rule_hints", None))) as pool:
         futures = {i: pool.submit(_lint_one, items[i]) for i in order}
         for i, future in futures.items():
             if advance is not None:

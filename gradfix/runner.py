@@ -93,7 +93,7 @@ def iter_sources(paths: Iterable[str], config: Config, report: RunReport, stdin_
         yield shown, source
 
 
-def with_project(engine: Engine, sources: list, config: Config, cache=None) -> list:
+def with_project(engine: Engine, sources: list, config: Config, cache=None, jobs: int | None = None) -> list:
     """Give the engine the run's files as one project (imports, module classes and call sites
     across files), so a file is judged with what the others say about it. With a results cache,
     summaries and facts it holds are read, not computed (gradfix/projectcache.py)."""
@@ -102,6 +102,12 @@ def with_project(engine: Engine, sources: list, config: Config, cache=None) -> l
         from gradfix.projectcache import CachedProjectIndex
 
         engine.project = CachedProjectIndex(files, config.root or os.getcwd(), cache)
+        return sources
+    if jobs is not None and hasattr(engine, "rule_hints"):
+        from gradfix import prescan
+
+        # one `ast` parse per file for the summary and the pre-pass, on `jobs` cores
+        engine.project = prescan.build(engine, files, config.root or os.getcwd(), jobs)
         return sources
     from gradfix.analysis.project import ProjectIndex
 
@@ -116,7 +122,7 @@ def lint_paths(engine: Engine, paths: Iterable[str], config: Config, stdin_name:
     `jobs` processes when that pays). With `shard` (i, n), only the files of that share
     (gradfix/shard.py), judged with the project facts of all."""
     report = RunReport()
-    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache)
+    sources = with_project(engine, list(iter_sources(paths, config, report, stdin_name)), config, cache, jobs)
     if shard is not None:
         from gradfix.shard import owns
 

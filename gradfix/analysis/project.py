@@ -317,8 +317,12 @@ class ProjectIndex:
 
     def update(self, path: str, source: str, tree: ast.Module | None = None) -> None:
         """(Re)summarise one file; cheap enough to run on each edit of an open document."""
+        self.put(path, summarise(os.path.abspath(path), source, self.root, tree))
+
+    def put(self, path: str, summary: FileSummary | None) -> None:
+        """Store one file's summary made elsewhere (gradfix/prescan.py: in a worker, from the parse
+        the pre-pass reads too); None: the file does not parse."""
         key = os.path.abspath(path)
-        summary = summarise(key, source, self.root, tree)
         old = self._files.get(key)
         if summary is None:
             if old is None:

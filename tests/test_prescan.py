@@ -1,0 +1,96 @@
+"""gradfix/prescan.py: a cold run parses each file with `ast` once for its project summary and the
+pre-pass, and its findings are those of the engine's own pre-pass (counted, never timed)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gradfix.cli.main import _build
+from gradfix.runner import lint_paths
+from samples import MODEL, TRAIN
+
+GOLDEN = Path(__file__).resolve().parent.parent / "golden"
+PLAIN = "import os\n\n\ndef read(path):\n    with open(path) as fh:\n        return fh.read()\n"
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory):
+    root = tmp_path_factory.mktemp("prescan")
+    for p in sorted(GOLDEN.glob("GF*/*.py"))[::9]:
+        shutil.copy(p, root / f"{p.parent.name}_{p.name}")
+    (root / "model.py").write_text(MODEL)
+    (root / "train.py").write_text(TRAIN)
+    (root / "plain.py").write_text(PLAIN)            # no rule may match it
+    (root / "broken.py").write_text("def f(:\n")     # the engine reports it, as without the pass
+    return root
+
+
+def _run(tree: Path, monkeypatch, jobs, counts: dict | None = None):
+    monkeypatch.chdir(tree)
+    if counts is not None:
+        real = ast.parse
+
+        def counting(source, *args, **kwargs):
+            if isinstance(source, str):
+                counts[source] = counts.get(source, 0) + 1
+            return real(source, *args, **kwargs)
+
+        monkeypatch.setattr(ast, "parse", counting)
+    engine, config = _build((".",), (), ())
+    if jobs is None:
+        # without the pass: ProjectIndex.build, then the engine's own parse and pre-pass
+        from gradfix.runner import RunReport, iter_sources, lint_sources, with_project
+
+        report = RunReport()
+        sources = with_project(engine, list(iter_sources(["."], config, report)), config)
+        assert not engine.rule_hints
+        results = lint_sources(engine, sources)
+        findings = sorted((p, json.dumps(f.to_record(), sort_keys=True))
+                          for (p, _s), (fs, _e) in zip(sources, results) for f in fs)
+        errors = sorted((e.path, e.line, e.message) for _r, es in results for e in es) + \
+            sorted((e.path, e.line, e.message) for e in report.errors)
+        monkeypatch.undo()
+        return findings, errors, engine
+    report = lint_paths(engine, ["."], config, jobs=jobs)
+    monkeypatch.undo()
+    findings = sorted((lint.path, json.dumps(f.to_record(), sort_keys=True))
+                      for lint in report.lints for f in lint.findings)
+    return findings, sorted((e.path, e.line, e.message) for e in report.errors), engine
+
+
+def test_same_findings_as_the_engines_own_prepass(tree, monkeypatch):
+    before = _run(tree, monkeypatch, None)
+    after = _run(tree, monkeypatch, 1)
+    assert after[0] == before[0] and after[1] == before[1]
+    assert len(before[0]) >= 10
+    assert any(e[0].endswith("broken.py") for e in after[1])
+    assert set(after[2].rule_hints) == {p for p in after[2].rule_hints if not p.endswith("broken.py")}
+
+
+def test_one_parse_for_a_file_no_rule_may_match(tree, monkeypatch):
+    counts: dict[str, int] = {}
+    _f, _e, engine = _run(tree, monkeypatch, 1, counts)
+    plain = [p for p in engine.rule_hints if p.endswith("plain.py")]
+    assert plain and engine.rule_hints[plain[0]][1] == ()
+    assert counts[PLAIN] == 1                        # was 2: the project summary, then the engine
+    kept = [h for h in engine.rule_hints.values() if h[1]]
+    assert kept and all(counts[text] == 2 for text, _ids in kept)   # the engine's tree, for positions
+    before: dict[str, int] = {}
+    _run(tree, monkeypatch, None, before)
+    assert before[PLAIN] == 2
+
+
+def test_a_hint_is_read_only_for_its_own_text(tree, monkeypatch):
+    _f, _e, engine = _run(tree, monkeypatch, 1)
+    path = next(p for p in engine.rule_hints if p.endswith("plain.py"))
+    text = (GOLDEN / "GF101" / "pos_alias_read_after.py").read_text()
+    # the path's hint says "no rule may match" of the text it was made from, not of this one
+    with_hint = [f.to_record() for f in engine.lint_source(text, path)[0]]
+    engine.rule_hints = {}
+    without = [f.to_record() for f in engine.lint_source(text, path)[0]]
+    assert without and with_hint == without
