@@ -23,7 +23,8 @@ class SchedulerBeforeOptimizer(Rule):
     docs = RuleDocs(
         what=(
             "Finds `scheduler.step()` that runs before the iteration's `optimizer.step()` (or `scaler.step(optimizer)`): "
-            "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop. The "
+            "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop (the "
+            "backward may sit in apex's `with amp.scale_loss(loss, optimizer) as scaled_loss:` block). The "
             "scheduler is one built in the file on that optimizer, or, when its type is not known, a `*sched*` name "
             "in a loop that steps a single optimizer (also bound to what a function gradfix cannot see returns, when "
             "it is handed the optimizer: `scheduler = get_scheduler(optimizer, cfg)`). Also an epoch loop whose "

@@ -348,7 +348,10 @@ class Flow:
             for item in stmt.items:
                 self._expr(item.item, st)
                 if item.asname is not None:
-                    self._bind_target(item.asname.name, Kind.OTHER, st, None)
+                    # apex's `with amp.scale_loss(loss, opt) as scaled_loss:` yields the scaled loss, a tensor
+                    # of the graph; what other context managers yield is not a tensor to the rules
+                    kind = Kind.UNKNOWN if _yields_scaled_loss(item.item) else Kind.OTHER
+                    self._bind_target(item.asname.name, kind, st, None)
             mode = self.index.grad_mode_of_with(stmt)
             inner = no_grad if mode is None else not mode
             self._block(stmt.body.body, inner, loops)
@@ -918,3 +921,10 @@ _EMPTY = cst.Module([])
 def _short(node, limit: int = 60) -> str:
     # whitespace is collapsed, so the file's own indentation and newline do not matter
     return "?" if node is None else shorten(_EMPTY.code_for_node(node), limit)
+
+
+def _yields_scaled_loss(expr) -> bool:
+    """`amp.scale_loss(loss, optimizer)` (apex) or a project's `scale_loss(...)` given the loss first."""
+    func = expr.func if isinstance(expr, cst.Call) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name == "scale_loss" and bool(expr.args)
