@@ -333,10 +333,11 @@ def _only_the_parameter(flow: Flow, name: str) -> bool:
 
 
 def _called_elsewhere(index, fn: cst.FunctionDef) -> bool:
-    """Another file of the project calls `fn` (a top-level function): what it passes is not read here."""
-    if index.project is None or index.functions.get(fn.name.value) is not fn:
-        return index.project is not None and index.functions.get(fn.name.value) is not fn
-    return index.project.callers_grad(fn.name.value, lambda _caller: False) is not None
+    """Another file of the project may call `fn`: what it passes is not read here. Only a top-level function's
+    callers are known (a method may be reached through any instance)."""
+    if index.functions.get(fn.name.value) is not fn:
+        return True
+    return index.project is not None and index.project.callers_grad(fn.name.value, lambda _c: False) is not None
 
 
 def _tuple_position(flow: Flow, b) -> int | None:
