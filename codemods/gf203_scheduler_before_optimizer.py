@@ -35,7 +35,10 @@ class SchedulerBeforeOptimizer(Rule):
             "somewhere in the project, whose first statements step a torch scheduler built on the optimizer its "
             "batch loop steps (`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ...`; "
             "reported without a fix; left alone under a test of anything but the scheduler, `if ep > 0:`, and "
-            "when nothing calls the function). An epoch-start step inside a branch counts too (`else: "
+            "when nothing calls the function); and a loop whose backward runs in an inner loop (once per network "
+            "of an ensemble, per micro-batch) with the optimizer stepped once after that inner loop, when the "
+            "pass steps a torch scheduler on it first (reported without a fix; left alone under a test of the "
+            "loop's variables other than `i == 0` / `i % k == 0`, such as `if rnd > 0:`). An epoch-start step inside a branch counts too (`else: "
             "scheduler.step()` after `if isinstance(scheduler, ReduceLROnPlateau):`, `if args.flag:`), as long as "
             "no condition on its way reads the epoch. `ReduceLROnPlateau`, `scheduler.step(value)`, a scheduler in "
             "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
@@ -124,8 +127,36 @@ class SchedulerBeforeOptimizer(Rule):
                 else:
                     fix = self._epoch_fix(ctx, it, e) if in_epoch else self._swap_fix(ctx, it, e, step)
                 yield ctx.finding(e.node, message, fix)
+        yield from self._before_inner_loop_step(ctx, seen)
         yield from self._function_start(ctx, seen)
         yield from self._before_training_helper(ctx, seen)
+
+    def _before_inner_loop_step(self, ctx, seen: set[int]):
+        """`for x in batches: sched.step(); for net in nets: loss.backward()` then `opt.step()` after that inner
+        loop: the backward's own loop steps nothing, the enclosing loop's pass steps the optimizer once after
+        it, and a torch scheduler stepped at the top of that pass comes first. Reported without a fix."""
+        for it in iterations(ctx.index):
+            if it.backward is None or it.step_event() is not None or it.epoch_loop is None:
+                continue
+            step = next((e for e in it.epoch_events if e.op == "step" and e.info.get("where") == "end"
+                         and not e.nested and not e.path), None)
+            if step is None or any(e.op == "step" and e.info.get("where") == "start" for e in it.epoch_events):
+                continue
+            for e in it.epoch_events:
+                if e.op != "sched" or e.info.get("where") != "start" or e.nested or e.info.get("args") or \
+                        id(e.node) in seen or not _may_run_in_first_epoch(e) or \
+                        not _runs_in_first_pass(e, it.epoch_loop):
+                    continue
+                info = scheduler_info(it, e.recv)
+                if info.kind == "plateau" or not is_torch_scheduler(it.index, info.ctor) or \
+                        info.optimizer != step.recv:
+                    continue
+                seen.add(id(e.node))
+                yield ctx.finding(e.node, (
+                    f"`{e.recv}.step()` runs at the start of each pass of this loop, before the `{step.recv}.step()` "
+                    f"that follows its inner backward loop: the first value of the schedule is skipped and every "
+                    f"later step uses the next one (PyTorch warns: call optimizer.step() before "
+                    f"lr_scheduler.step())"), None)
 
     def _function_start(self, ctx, seen: set[int]):
         """`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ... optimizer.step()`: a
@@ -277,6 +308,28 @@ def _called(index, fn) -> bool:
             return False
         name = f"{cls.name.value}.{name}"
     return index.project is not None and index.project.callers_grad(name, lambda _caller: False) is not None
+
+
+def _runs_in_first_pass(e, loop) -> bool:
+    """The step's branch does not test the loop's own variables (`if rnd > 0:` skips the first pass), other
+    than as `i == 0` / `i % k == 0`, which hold on a first pass counted from 0."""
+    targets = {n.value for n in walk(loop.target) if isinstance(n, cst.Name)} if isinstance(loop, cst.For) else set()
+    for node, branch in e.path:
+        if not isinstance(node, cst.If):
+            return False
+        read = {n.value for n in walk(node.test) if isinstance(n, cst.Name)} & targets
+        if not read:
+            continue
+        test = node.test
+        ok = branch == 0 and isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.Equal) and \
+            isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "0"
+        left = test.left if ok else None
+        if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo):
+            left = left.left
+        if not (ok and isinstance(left, cst.Name) and left.value in targets):
+            return False
+    return True
 
 
 def _guarded_only_by(e, recv: str) -> bool:
