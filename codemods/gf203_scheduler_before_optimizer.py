@@ -8,6 +8,7 @@ from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted
+from gradfix.analysis.tree import walk
 from gradfix.analysis.schedules import is_torch_scheduler, own_scheduler_classes, scheduler_info
 from gradfix.analysis.loopedits import (
     Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
@@ -23,13 +24,21 @@ class SchedulerBeforeOptimizer(Rule):
     docs = RuleDocs(
         what=(
             "Finds `scheduler.step()` that runs before the iteration's `optimizer.step()` (or `scaler.step(optimizer)`): "
-            "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop. The "
+            "earlier in the batch loop's body, or at the start of the epoch loop's body before the batch loop (the "
+            "backward may sit in apex's `with amp.scale_loss(loss, optimizer) as scaled_loss:` block). The "
             "scheduler is one built in the file on that optimizer, or, when its type is not known, a `*sched*` name "
             "in a loop that steps a single optimizer (also bound to what a function gradfix cannot see returns, when "
             "it is handed the optimizer: `scheduler = get_scheduler(optimizer, cfg)`). Also an epoch loop whose "
             "body steps a torch scheduler built on the optimizer, on a line of its own, before the line that calls a "
             "function of the file whose training loop steps that optimizer (`scheduler.step(); train(model, "
-            "loader, optimizer)`; reported without a fix). An epoch-start step inside a branch counts too (`else: "
+            "loader, optimizer)`; reported without a fix), and a function with no epoch loop of its own, called "
+            "somewhere in the project, whose first statements step a torch scheduler built on the optimizer its "
+            "batch loop steps (`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ...`; "
+            "reported without a fix; left alone under a test of anything but the scheduler, `if ep > 0:`, and "
+            "when nothing calls the function); and a loop whose backward runs in an inner loop (once per network "
+            "of an ensemble, per micro-batch) with the optimizer stepped once after that inner loop, when the "
+            "pass steps a torch scheduler on it first (reported without a fix; left alone under a test of the "
+            "loop's variables other than `i == 0` / `i % k == 0`, such as `if rnd > 0:`). An epoch-start step inside a branch counts too (`else: "
             "scheduler.step()` after `if isinstance(scheduler, ReduceLROnPlateau):`, `if args.flag:`), as long as "
             "no condition on its way reads the epoch. `ReduceLROnPlateau`, `scheduler.step(value)`, a scheduler in "
             "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
@@ -118,7 +127,60 @@ class SchedulerBeforeOptimizer(Rule):
                 else:
                     fix = self._epoch_fix(ctx, it, e) if in_epoch else self._swap_fix(ctx, it, e, step)
                 yield ctx.finding(e.node, message, fix)
+        yield from self._before_inner_loop_step(ctx, seen)
+        yield from self._function_start(ctx, seen)
         yield from self._before_training_helper(ctx, seen)
+
+    def _before_inner_loop_step(self, ctx, seen: set[int]):
+        """`for x in batches: sched.step(); for net in nets: loss.backward()` then `opt.step()` after that inner
+        loop: the backward's own loop steps nothing, the enclosing loop's pass steps the optimizer once after
+        it, and a torch scheduler stepped at the top of that pass comes first. Reported without a fix."""
+        for it in iterations(ctx.index):
+            if it.backward is None or it.step_event() is not None or it.epoch_loop is None:
+                continue
+            step = next((e for e in it.epoch_events if e.op == "step" and e.info.get("where") == "end"
+                         and not e.nested and not e.path), None)
+            if step is None or any(e.op == "step" and e.info.get("where") == "start" for e in it.epoch_events):
+                continue
+            for e in it.epoch_events:
+                if e.op != "sched" or e.info.get("where") != "start" or e.nested or e.info.get("args") or \
+                        id(e.node) in seen or not _may_run_in_first_epoch(e) or \
+                        not _runs_in_first_pass(e, it.epoch_loop):
+                    continue
+                info = scheduler_info(it, e.recv)
+                if info.kind == "plateau" or not is_torch_scheduler(it.index, info.ctor) or \
+                        info.optimizer != step.recv:
+                    continue
+                seen.add(id(e.node))
+                yield ctx.finding(e.node, (
+                    f"`{e.recv}.step()` runs at the start of each pass of this loop, before the `{step.recv}.step()` "
+                    f"that follows its inner backward loop: the first value of the schedule is skipped and every "
+                    f"later step uses the next one (PyTorch warns: call optimizer.step() before "
+                    f"lr_scheduler.step())"), None)
+
+    def _function_start(self, ctx, seen: set[int]):
+        """`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ... optimizer.step()`: a
+        function with no epoch loop of its own (its caller loops over epochs) steps a torch scheduler built on
+        the optimizer first, before its batch loop. Reported without a fix: where the function's epoch ends
+        is its caller's business."""
+        for it in iterations(ctx.index):
+            step = it.step_event()
+            if it.backward is None or step is None or it.epoch_loop is not None or it.loop is None or \
+                    not isinstance(it.scope, cst.FunctionDef) or not _called(ctx.index, it.scope):
+                continue
+            for e in _function_start_events(it):
+                if e.op != "sched" or e.nested or e.info.get("args") or id(e.node) in seen or \
+                        not _guarded_only_by(e, e.recv):
+                    continue
+                info = scheduler_info(it, e.recv)
+                if info.kind == "plateau" or not is_torch_scheduler(it.index, info.ctor) or \
+                        info.optimizer != step.recv:
+                    continue
+                seen.add(id(e.node))
+                yield ctx.finding(e.node, (
+                    f"`{e.recv}.step()` runs at the start of `{it.scope.name.value}()`, before its batch loop's "
+                    f"`{step.recv}.step()`: the first value of the schedule is skipped and every later pass uses "
+                    f"the next one (PyTorch warns: call optimizer.step() before lr_scheduler.step())"), None)
 
     def _before_training_helper(self, ctx, seen: set[int]):
         """`for epoch in ...: scheduler.step(); train(model, loader, optimizer)`, where `train` is a function of
@@ -218,6 +280,69 @@ class SchedulerBeforeOptimizer(Rule):
         edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
         return ctx.fix(f"step `{e.recv}` at the end of the epoch, after the optimizer steps", edits, Safety.UNSAFE,
                        train_loop_contract(it))
+
+
+def _function_start_events(it) -> list:
+    """The events of the function's body before its batch loop, when nothing there steps, or may step, an
+    optimizer: a helper of the file that does, or an unknown call handed the optimizer or the model."""
+    events: list = []
+    it._block(_body(it.scope), (), (), events, skip=it.loop)
+    out = []
+    for e in it._resolve_calls(events):
+        if e.op == "inner":
+            return out
+        if e.op in ("step", "opaque") or (e.op == "helper" and "step" in e.info.get("ops", ())):
+            return []
+        out.append(e)
+    return []
+
+
+def _called(index, fn) -> bool:
+    """Some call of the project reaches `fn`: a function nobody calls says nothing of how it is called."""
+    if index.callgraph.sites(fn):
+        return True
+    name = fn.name.value
+    cls = index.enclosing_class(fn)
+    if index.functions.get(name) is not fn:
+        if cls is None or index.method(cls, name) is not fn:
+            return False
+        name = f"{cls.name.value}.{name}"
+    return index.project is not None and index.project.callers_grad(name, lambda _caller: False) is not None
+
+
+def _runs_in_first_pass(e, loop) -> bool:
+    """The step's branch does not test the loop's own variables (`if rnd > 0:` skips the first pass), other
+    than as `i == 0` / `i % k == 0`, which hold on a first pass counted from 0."""
+    targets = {n.value for n in walk(loop.target) if isinstance(n, cst.Name)} if isinstance(loop, cst.For) else set()
+    for node, branch in e.path:
+        if not isinstance(node, cst.If):
+            return False
+        read = {n.value for n in walk(node.test) if isinstance(n, cst.Name)} & targets
+        if not read:
+            continue
+        test = node.test
+        ok = branch == 0 and isinstance(test, cst.Comparison) and len(test.comparisons) == 1 and \
+            isinstance(test.comparisons[0].operator, cst.Equal) and \
+            isinstance(test.comparisons[0].comparator, cst.Integer) and test.comparisons[0].comparator.value == "0"
+        left = test.left if ok else None
+        if isinstance(left, cst.BinaryOperation) and isinstance(left.operator, cst.Modulo):
+            left = left.left
+        if not (ok and isinstance(left, cst.Name) and left.value in targets):
+            return False
+    return True
+
+
+def _guarded_only_by(e, recv: str) -> bool:
+    """Unconditional, or under tests that read nothing but the scheduler (`if scheduler is not None:`): a
+    test of the function's arguments (`if ep > 0:`) may be the idiom that skips the first epoch."""
+    for node, branch in e.path:
+        if not isinstance(node, cst.If) or branch != 0:
+            return False
+        names = {dotted(n) for n in walk(node.test) if isinstance(n, (cst.Name, cst.Attribute))}
+        names.discard(None)
+        if not names or any(n != recv and not recv.startswith(n + ".") and n not in ("None",) for n in names):
+            return False
+    return True
 
 
 def _may_run_in_first_epoch(e) -> bool:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.callgraph import constructor_arguments, passed_arguments
+from gradfix.analysis.callgraph import argument_for, constructor_arguments, passed_arguments
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.names import dotted, qualname, shorten
 from gradfix.analysis.params import all_calls, code_of, is_module_ctor_call, root_name
@@ -44,7 +44,10 @@ class ForwardCalledDirectly(Rule):
             "parameter without annotation that every call of its function passes a module for (`def train(model, "
             "...)` called as `train(net, ...)` with `net = Net()`) and a plain object's `self._model` that its "
             "`__init__` stores from a parameter every construction of the class passes a module for "
-            "(`Trainer(model, opt)`). "
+            "(`Trainer(model, opt)`), and `parser.model.forward(x)` on an object passed in as a parameter when every "
+            "call of the function in the file passes one whose `model` the caller (or its caller, in turn) set to a "
+            "module before the call (`parser.model = ParserModel(...)`; set after the call, or to anything else, "
+            "it stays unknown). "
             "Left alone, because `obj(x)` could raise TypeError there: a receiver whose class is unknown (a "
             "parameter without annotation that no call in the file shows to be a module, however it is named; an "
             "object built by a class or function of another file that is not checked with this one, or whose "
@@ -179,10 +182,37 @@ class ForwardCalledDirectly(Rule):
                 cls_name = self._instance_of(ctx, owner.value, flow)
                 if cls_name is not None and attr in attribute_modules(index, index.classes[cls_name]):
                     return None, "attribute"
+                if cls_name is None and self._held_by_argument(ctx, owner.value, attr, flow, 0):
+                    return None, "argument"
             return None, None
         if not isinstance(recv, cst.Name):
             return None, None
         return self._name_module(ctx, recv.value, flow)
+
+    def _held_by_argument(self, ctx, owner: str, attr: str, flow, depth: int) -> bool:
+        """`parser.model.forward(x)` in `def train_for_epoch(parser, ...)`: the object is a parameter, and every
+        call of the function in the file passes one whose `.model` the caller (or its caller, in turn) set to a
+        module before the call (`parser.model = ParserModel(...)`). The object's own class is not read: only
+        those assignments, all of them modules, say what the attribute holds."""
+        held = f"{owner}.{attr}"
+        if flow.visible_bindings(held):
+            return self._name_module(ctx, held, flow, depth + 1)[1] is not None
+        bs = flow.visible_bindings(owner)
+        fn = flow.function
+        if depth > 3 or fn is None or len(bs) != 1 or not bs[0].is_param:
+            return False
+        sites = ctx.index.callgraph.sites(fn)
+        if not sites:
+            return False
+        for caller, st, call, bound in sites:
+            arg = argument_for(fn, call, owner, bound)
+            if not isinstance(arg, cst.Name):
+                return False
+            if any(b.step >= st.index for b in caller.bindings if b.name == f"{arg.value}.{attr}"):
+                return False  # set (again) only after the call
+            if not self._held_by_argument(ctx, arg.value, attr, caller, depth + 1):
+                return False
+        return True
 
     def _name_module(self, ctx, name: str, flow, depth: int = 0) -> tuple[str | None, str | None]:
         """(setup, how) when every binding of `name` that `flow` sees is an nn.Module: a constructor,

@@ -348,7 +348,10 @@ class Flow:
             for item in stmt.items:
                 self._expr(item.item, st)
                 if item.asname is not None:
-                    self._bind_target(item.asname.name, Kind.OTHER, st, None)
+                    # apex's `with amp.scale_loss(loss, opt) as scaled_loss:` yields the scaled loss, a tensor
+                    # of the graph; what other context managers yield is not a tensor to the rules
+                    kind = Kind.UNKNOWN if _yields_scaled_loss(item.item) else Kind.OTHER
+                    self._bind_target(item.asname.name, kind, st, None)
             mode = self.index.grad_mode_of_with(stmt)
             inner = no_grad if mode is None else not mode
             self._block(stmt.body.body, inner, loops)
@@ -942,3 +945,10 @@ def _parallel_pairs(target, value):
         if any(isinstance(n, cst.Name) and n.value in names for n in walk(el.value)):
             return None
     return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+
+def _yields_scaled_loss(expr) -> bool:
+    """`amp.scale_loss(loss, optimizer)` (apex) or a project's `scale_loss(...)` given the loss first."""
+    func = expr.func if isinstance(expr, cst.Call) else None
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
+    return name == "scale_loss" and bool(expr.args)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flags import call_takes_branch, guarding_flags
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.gradpath import _module_ctor_of
@@ -62,27 +63,7 @@ class Probabilities:
                 # `x.softmax(dim=1)`, a tensor method; `self.softmax(x)` calls a submodule, whatever its name
                 # says (an `nn.LogSoftmax` named `softmax`): its constructor decides, below
                 return expr.func.attr.value, index.code(expr)
-            func = self._compiled(expr.func, flow)
-            ctor = _module_ctor_of(index, flow, func)
-            if ctor in SOFTMAX_MODULES:
-                return SOFTMAX_MODULES[ctor], index.code(expr)
-            if ctor == "torch.nn.Sequential" and isinstance(func, cst.Name) and flow is not None:
-                return self._sequential_binding(func, flow)
-            if ctor == "torch.nn.Sequential" and isinstance(func, cst.Attribute):
-                cls = index.enclosing_class(expr)   # `label = self.head(h)`: a Sequential built in __init__
-                return self._self_sequential(cls, expr) if cls is not None else None
-            if ctor is not None and ctor in index.module_classes and \
-                    not index.defined_after(ctor, expr, self._built_at(func, flow)):
-                found = self.class_output(ctor)
-                if found is not None and self._takes_guarded_branch(ctor, expr) is True:
-                    return found[0], f"{ctor}.forward ({found[1]})"
-            if ctor is not None and "." in ctor and index.project is not None:
-                head = index.project.forward_head(ctor)   # a module class of another file (analysis/returns.py)
-                if head is not None:
-                    return head, f"{ctor}.forward, which ends in {head}"
-            if ctor is None and isinstance(func, cst.Name) and flow is not None:
-                return self._factory_output(func, flow, depth)
-            return None
+            return self._callee_output(expr, expr.func, flow, depth)
         if isinstance(expr, cst.Name) and flow is not None:
             b = flow.load_binding.get(id(expr))
             if b is not None and isinstance(b.value, cst.BaseExpression) and b.step >= 0:
@@ -91,6 +72,53 @@ class Probabilities:
                     return self._element_of(b.value, position, flow) if position >= 0 else None
                 return self.of(b.value, flow, depth + 1)
         return None
+
+    def _callee_output(self, expr: cst.Call, callee, flow: Flow | None, depth: int) -> tuple[str, str] | None:
+        """What the call `expr` returns when its callee is the module `callee` names in `flow` (the call's
+        own scope, or a caller's for a module passed in as an argument)."""
+        index = self.index
+        func = self._compiled(callee, flow)
+        ctor = _module_ctor_of(index, flow, func)
+        if ctor in SOFTMAX_MODULES:
+            return SOFTMAX_MODULES[ctor], index.code(expr)
+        if ctor == "torch.nn.Sequential" and isinstance(func, cst.Name) and flow is not None:
+            return self._sequential_binding(func, flow)
+        if ctor == "torch.nn.Sequential" and isinstance(func, cst.Attribute):
+            cls = index.enclosing_class(expr)   # `label = self.head(h)`: a Sequential built in __init__
+            return self._self_sequential(cls, expr) if cls is not None else None
+        if ctor is not None and ctor in index.module_classes and \
+                not index.defined_after(ctor, expr, self._built_at(func, flow)):
+            found = self.class_output(ctor)
+            if found is not None and self._takes_guarded_branch(ctor, expr) is True:
+                return found[0], f"{ctor}.forward ({found[1]})"
+        if ctor is not None and "." in ctor and index.project is not None:
+            head = index.project.forward_head(ctor)   # a module class of another file (analysis/returns.py)
+            if head is not None:
+                return head, f"{ctor}.forward, which ends in {head}"
+        if ctor is None and isinstance(func, cst.Name) and flow is not None:
+            return self._factory_output(func, flow, depth) or self._parameter_output(expr, func, flow, depth)
+        return None
+
+    def _parameter_output(self, expr: cst.Call, func: cst.Name, flow: Flow, depth: int) -> tuple[str, str] | None:
+        """`def training_routine(net, ...)`: `net(x)` where `net` is a parameter (or that parameter moved,
+        `net = net.cuda()`) and every call of the function, all of them in this file, passes a model
+        whose output is a softmax. A call that passes anything else, or none in view, means unknown."""
+        fn = flow.function
+        name = func.value
+        if fn is None or depth > 2 or not _only_the_parameter(flow, name) or _called_elsewhere(self.index, fn):
+            return None
+        args = passed_arguments(self.index, fn, name)
+        if not args:
+            return None
+        found = []
+        for caller, arg in args:
+            hit = self._callee_output(expr, arg, caller, depth + 1) if isinstance(arg, cst.Name) else None
+            if hit is None:
+                return None
+            found.append(hit)
+        if len({k for k, _ in found}) != 1:
+            return None
+        return found[0][0], f"{name} as every call passes it: {found[0][1]}"
 
     def _compiled(self, func, flow: Flow | None):
         """`model` bound by `model = torch.compile(model)`: the name as compile() read it (the module)."""
@@ -286,6 +314,33 @@ class Probabilities:
                             node.targets[0].target.attr.value == func.attr.value and isinstance(node.value, cst.Call):
                         return self._sequential_last(node.value)
         return None
+
+
+_MOVES = frozenset({"to", "cuda", "cpu", "double", "float", "half", "train", "eval"})
+
+
+def _only_the_parameter(flow: Flow, name: str) -> bool:
+    """Every binding of `name` in the function is its parameter or the parameter moved or put in a mode
+    (`net = net.cuda()`, `net = net.to(dev)`): whichever reaches a call is the module the caller passed."""
+    bs = [b for b in flow.bindings if b.name == name]
+    if not any(b.is_param for b in bs):
+        return False
+    for b in bs:
+        if b.is_param:
+            continue
+        v = b.value
+        if not (isinstance(v, cst.Call) and isinstance(v.func, cst.Attribute) and v.func.attr.value in _MOVES
+                and isinstance(v.func.value, cst.Name) and v.func.value.value == name):
+            return False
+    return True
+
+
+def _called_elsewhere(index, fn: cst.FunctionDef) -> bool:
+    """Another file of the project may call `fn`: what it passes is not read here. Only a top-level function's
+    callers are known (a method may be reached through any instance)."""
+    if index.functions.get(fn.name.value) is not fn:
+        return True
+    return index.project is not None and index.project.callers_grad(fn.name.value, lambda _c: False) is not None
 
 
 def _tuple_position(flow: Flow, b) -> int | None:
