@@ -54,3 +54,63 @@ def test_trained_modules_are_those_of_every_stepped_optimizer():
 def test_no_step_no_optimizers():
     (only,) = _loops("import torch\nfor x in data:\n    loss = model(x).sum()\n    loss.backward()\n")
     assert optimizer_names(only) == []
+
+
+# --- leaves that require grad (analysis/leaves.py, read by GF101) ---------------------------------
+
+from gradfix.analysis.leaves import leaf_at  # noqa: E402
+
+LEAVES = '''
+import torch
+import torch.nn as nn
+
+a = torch.randn(3, requires_grad=True)
+b = torch.zeros(3)
+b.requires_grad_()
+c = nn.Parameter(torch.ones(3))
+d = torch.randn(3, requires_grad=True).double()
+e = torch.randn(3, requires_grad=True)
+e.requires_grad_(False)
+f = nn.Parameter(torch.ones(3), requires_grad=False)
+g = torch.zeros(3)
+if flag:
+    g.requires_grad_()
+h = torch.randn(3, requires_grad=True)
+for i in range(3):
+    h += 1
+    h = h * 2
+k = torch.randn(3, requires_grad=True)
+for i in range(3):
+    k += 1
+    k = torch.randn(3, requires_grad=True)
+a += 1; b += 1; c += 1; d += 1; e += 1; f += 1; g += 1
+'''
+
+
+def _leaf_facts(src):
+    index = index_of(src)
+    flow = index.flow(index.module)
+    last = {}
+    for st in flow.steps:
+        node = st.node
+        if isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name):
+            last[node.target.value] = leaf_at(flow, node.target.value, st.index)
+    return last
+
+
+def test_leaf_facts_shown_only_when_every_path_makes_one():
+    facts = _leaf_facts(LEAVES)
+    assert facts["a"] == "created with requires_grad=True"
+    assert facts["b"] == "given requires_grad by `.requires_grad_()`"
+    assert facts["c"] == "an nn.Parameter"
+    assert facts["k"] == "created with requires_grad=True"   # rebound to a fresh leaf each pass
+    for name in ("d", "e", "f", "g", "h"):
+        # a copy; turned off; a parameter without grad; turned on only in a branch; a non-leaf next pass
+        assert facts[name] is None, name
+
+
+def test_float_after_a_float32_factory_is_the_leaf_itself():
+    src = "import torch\nw = torch.tensor(1.0, requires_grad=True).float()\nw += 1\n"
+    assert _leaf_facts(src)["w"] == "created with requires_grad=True"
+    # with the default dtype changed, `.float()` copies a float64 tensor: no leaf shown
+    assert _leaf_facts("import torch\ntorch.set_default_dtype(torch.float64)\n" + src.split("\n", 1)[1])["w"] is None
