@@ -1,5 +1,6 @@
-"""Shared step facts added for issue 11: every optimizer one backward's update steps
-(analysis/trainstep.py `optimizer_names`, read by GF307's trained modules)."""
+"""Shared facts added for issue 11: every optimizer one backward's update steps (analysis/trainstep.py
+`optimizer_names`, read by GF307's trained modules), leaves that require grad (analysis/leaves.py, GF101)
+and torch tensors used as slot accumulators (analysis/expressions.py, GF208)."""
 
 from __future__ import annotations
 
@@ -114,3 +115,31 @@ def test_float_after_a_float32_factory_is_the_leaf_itself():
     assert _leaf_facts(src)["w"] == "created with requires_grad=True"
     # with the default dtype changed, `.float()` copies a float64 tensor: no leaf shown
     assert _leaf_facts("import torch\ntorch.set_default_dtype(torch.float64)\n" + src.split("\n", 1)[1])["w"] is None
+
+
+# --- a slot of a torch tensor as an accumulator (analysis/expressions.py, read by GF208) -----------
+
+from gradfix.analysis.expressions import tensor_slot_total  # noqa: E402
+
+SLOTS = '''
+import numpy as np
+import torch
+
+t = torch.zeros(3)
+a = np.zeros(3)
+r = torch.zeros(3, requires_grad=True)
+l = [0.0, 0.0, 0.0]
+t[0] += loss
+a[0] += loss
+r[0] += loss
+l[0] += loss
+u[0] += loss
+'''
+
+
+def test_tensor_slot_totals_are_fresh_torch_tensors_only():
+    index = index_of(SLOTS)
+    flow = index.flow(index.module)
+    got = {st.node.target.value.value: tensor_slot_total(flow, st.node) for st in flow.steps
+           if isinstance(st.node, cst.AugAssign)}
+    assert got == {"t": True, "a": False, "r": False, "l": False, "u": False}
