@@ -143,3 +143,65 @@ def test_tensor_slot_totals_are_fresh_torch_tensors_only():
     got = {st.node.target.value.value: tensor_slot_total(flow, st.node) for st in flow.steps
            if isinstance(st.node, cst.AugAssign)}
     assert got == {"t": True, "a": False, "r": False, "l": False, "u": False}
+
+
+# --- a forward that clears its own gradients, in another file (analysis/returns.py, project.py; GF205) --
+
+import textwrap  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+from gradfix.codemods import ALL_RULES  # noqa: E402
+from gradfix.config import Config  # noqa: E402
+from gradfix.engine import Engine  # noqa: E402
+from gradfix.runner import lint_paths  # noqa: E402
+
+TAGGER = '''
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        self.zero_grad()
+        return self.fc(x).sum()
+
+
+class Plain(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x).sum()
+'''
+
+LOOP = '''
+import torch
+{imports}
+
+model = {cls}()
+optim = torch.optim.Adam(model.parameters())
+for x in batches:
+    loss = model(x)
+    loss.backward()
+    optim.step()
+'''
+
+
+def _gf205(tmp_path, monkeypatch, imports, cls):
+    (tmp_path / "tagger.py").write_text(TAGGER)
+    (tmp_path / "train.py").write_text(textwrap.dedent(LOOP.format(imports=imports, cls=cls)))
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=str(tmp_path))
+    report = lint_paths(Engine([r for r in ALL_RULES if r.id == "GF205"], config), ["."], config)
+    return [(Path(lint.path).name, f.span.line) for lint in report.lints for f in lint.findings]
+
+
+def test_forward_clearing_class_of_another_file_silences_gf205(tmp_path, monkeypatch):
+    assert _gf205(tmp_path, monkeypatch, "from tagger import Tagger", "Tagger") == []
+    assert _gf205(tmp_path, monkeypatch, "from tagger import *", "Tagger") == []       # through a star import
+    assert _gf205(tmp_path, monkeypatch, "from tagger import Plain", "Plain") == [("train.py", 9)]
+    assert _gf205(tmp_path, monkeypatch, "from tagger import *", "Plain") == [("train.py", 9)]
