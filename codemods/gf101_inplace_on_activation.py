@@ -6,10 +6,13 @@ import libcst as cst
 
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.fileindex import inplace_flag
+from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
+from gradfix.analysis.trainstep import torch_alias
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -122,8 +125,15 @@ class InplaceOnActivation(Rule):
             "path to the loss, so backward never reads what it saved; for the alias case, anything but an activation (a buffer, a batch or "
             "the caller's tensor filled through a view is what the code means to do), and an imported module "
             "taken for a container: `torch.add(wx, b)` returns a new tensor, so `torch` never shares `b`'s storage "
-            "(a hand-written SGD step `b.data.sub_(lr * b.grad)` after backward is silent). An in-place op on a "
-            "leaf that requires grad (`w.add_(1)`) raises an error of its own, which this rule does not report. "
+            "(a hand-written SGD step `b.data.sub_(lr * b.grad)` after backward is silent); a container or attribute "
+            "that holds the very tensor (`params = {\"w\": w}`) shares no storage: the message says it holds the "
+            "tensor, and sees the change for that reason. Also reported: an in-place op or item assignment with grad "
+            "mode on on a leaf that requires grad (every binding reaching it is `torch.randn(..., "
+            "requires_grad=True)`, `nn.Parameter(t)`, or a factory made one by `.requires_grad_()`, with nothing "
+            "turning requires_grad off in between; analysis/leaves.py): `w -= lr * w.grad` outside `no_grad` raises "
+            "\"a leaf Variable that requires grad is being used in an in-place operation\" (for `w[0] = 1.0`: \"a "
+            "view of a leaf Variable ...\"), whatever was saved; a copy such as `.double()` is no leaf, and "
+            "updates under `no_grad` or through `.data` are left alone. "
             "A saved tensor also counts when it reaches the in-place op only on the path that skips `if` "
             "statements rebinding the name (`out = self.act(h)` with `nn.LeakyReLU(inplace=True)`, then `if "
             "self.use_dropout: out = self.drop(out)`, `out += x`): reported, naming those `if`s, when every "
@@ -145,17 +155,26 @@ class InplaceOnActivation(Rule):
             "Rewrites `f op= rhs` as `f = f op (rhs)`, parenthesising the right side whenever precedence needs it "
             "(`x /= a + b` becomes `x = x / (a + b)`, never `x / a + b`), and `x.div_(y)` as `x = x.div(y)`. "
             "Subscript targets (`x[i] /= c`) are reported without a fix: clone first. In-place modules are reported "
-            "without a fix: the `inplace=True` to drop sits in the constructor, which other calls share."
+            "without a fix: the `inplace=True` to drop sits in the constructor, which other calls share. On a leaf "
+            "that requires grad the fix is never the out-of-place form (`w = w - lr * w.grad` makes `w` a "
+            "non-leaf whose `.grad` stays None, so the next update fails): a manual update, a statement alone on "
+            "its line that reads `w.grad`, is wrapped in `with torch.no_grad():`; any other write into a leaf is "
+            "reported without a fix."
         ),
         fix_safety=(
             "Safe when no other live name shares the tensor: out of place computes what the in-place form "
             "meant. Unsafe when an alias is read later or the tensor came from the caller: the alias keeps "
-            "the old values after the rewrite. The verifier decides (a later-read alias gives `failed`)."
+            "the old values after the rewrite. The verifier decides (a later-read alias gives `failed`). The leaf "
+            "update's `torch.no_grad()` wrapping is safe: the original raises before it computes anything, and "
+            "under no_grad the same update runs on the same leaf."
         ),
         verification=(
             "`equal`: module check in float64, eval and train mode; outputs, parameter and input gradients and "
             "buffers agree. If the original raises in backward, `fixes-crash`: the rewrite must equal the "
-            "original run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`."
+            "original run under `torch.autograd.graph.allow_mutation_on_saved_tensors()`. The leaf update's wrapping "
+            "carries the same `equal` contract: checked where the changed code is in a module class or a function "
+            "the verifier can run; a manual update in module-level code (the usual place) is `untestable`, so a "
+            "verified `apply` takes it only with `--allow-untestable`."
         ),
     )
 
@@ -204,6 +223,9 @@ class InplaceOnActivation(Rule):
     def _inspect(self, ctx, flow, st, node, binding, target):
         if st.no_grad or binding is None or binding.no_grad or "." in binding.name:
             return None  # attribute targets (`self.h`) may be buffers or state: not ours to rewrite
+        leaf = self._leaf_inplace(ctx, flow, st, node, binding, target)
+        if leaf is not None:
+            return leaf
         root = binding.root()
         if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
@@ -250,9 +272,9 @@ class InplaceOnActivation(Rule):
             message = (f"in-place `{op_text}` on `{name}`, which autograd saved for backward ({saved[0]}){when}: "
                        f"backward() raises \"modified by an inplace operation\"")
         else:
-            message = f"in-place `{op_text}` on `{name}` also changes {', '.join(dict.fromkeys(aliases))}, which shares its storage"
+            message = f"in-place `{op_text}` on `{name}` also changes {_holders(aliases)}"
         if saved and aliases:
-            message += f"; it also changes {', '.join(dict.fromkeys(aliases))}"
+            message += f"; it also changes {_holders(aliases)}"
         stmt = st.node
         fix = None
         whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
@@ -269,6 +291,51 @@ class InplaceOnActivation(Rule):
         elif not isinstance(target, cst.Name):
             message += "; a subscript target cannot be rewritten out of place (clone the tensor first)"
         return ctx.finding(stmt, message, fix)
+
+    def _leaf_inplace(self, ctx, flow, st, node, binding, target):
+        """`w -= lr * w.grad` (or `w.add_(1)`, `w[0] = 1.0`) with grad mode on, on a leaf that requires grad
+        (analysis/leaves.py): autograd raises at the op itself, whatever was saved. The fix runs the update
+        under `torch.no_grad()`, offered for a manual update (the statement reads `w.grad`)."""
+        base = target.value if isinstance(target, cst.Subscript) else target
+        if not (isinstance(base, cst.Name) and base.value == binding.name):
+            return None
+        if isinstance(node, cst.AugAssign):
+            if type(node.operator) not in _AUG_OPS:
+                return None
+            op_text = _AUG_OPS[type(node.operator)][1]
+        elif isinstance(node, cst.Call):
+            if node.func.attr.value not in INPLACE_METHODS:
+                return None
+            op_text = f".{node.func.attr.value}()"
+        else:
+            op_text = "item assignment"
+        how = leaf_at(flow, binding.name, st.index)
+        if how is None:
+            return None
+        name = ctx.code(target)
+        view = "view of a " if isinstance(target, cst.Subscript) else ""
+        what = f"in-place `{op_text}` on `{name}`" if op_text != "item assignment" else f"item assignment to `{name}`"
+        message = (f"{what} with grad mode on: `{binding.name}` is a leaf tensor that requires grad ({how}), "
+                   f"so it raises \"a {view}leaf Variable that "
+                   f"requires grad is being used in an in-place operation\"; ")
+        fix = None
+        line = st.line
+        reads_grad = any(type(n) is cst.Attribute and n.attr.value == "grad" and isinstance(n.value, cst.Name) and
+                         n.value.value == binding.name for n in walk(st.node))
+        message += ("run the update under `with torch.no_grad():`" if reads_grad else
+                    "write it under `with torch.no_grad():`, or before requires_grad is set")
+        torch_name = torch_alias(flow)
+        if reads_grad and torch_name is not None and isinstance(line, cst.SimpleStatementLine) and \
+                len(line.body) == 1 and line.body[0] is st.node:
+            block = cst.With(
+                items=[cst.WithItem(item=cst.Call(func=cst.Attribute(value=cst.Name(torch_name),
+                                                                     attr=cst.Name("no_grad"))))],
+                body=cst.IndentedBlock(body=[line.with_changes(leading_lines=[])]),
+                leading_lines=line.leading_lines,
+            )
+            fix = ctx.fix(f"run the update under `with {torch_name}.no_grad():`", [Edit(line, block)], Safety.SAFE,
+                          {"kind": "equal"})
+        return ctx.finding(st.node, message, fix)
 
     @staticmethod
     def _rewrite(stmt, node, target: cst.Name):
@@ -288,6 +355,21 @@ class InplaceOnActivation(Rule):
             return None
         call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+def _holders(aliases: list[str]) -> str:
+    """What else sees the write, said truly: a name that shares the tensor's storage (a view, a detach, the
+    same tensor under another name), and a container or attribute that holds this very tensor object (it
+    shares nothing: it sees the change because it is the same tensor, and keeps the old one after a rewrite
+    out of place)."""
+    names = [a for a in dict.fromkeys(aliases) if a.startswith("`")]
+    held = [a for a in dict.fromkeys(aliases) if not a.startswith("`")]
+    parts = []
+    if names:
+        parts.append(f"{', '.join(names)}, which {'shares' if len(names) == 1 else 'share'} its storage")
+    if held:
+        parts.append(f"{', '.join(held)}, which {'holds' if len(held) == 1 else 'hold'} this very tensor")
+    return "; and ".join(parts)
 
 
 def _saved_on_a_skipping_path(flow, name: str, step: int):

@@ -32,8 +32,10 @@ class ZeroGradMissing(Rule):
             "optimizers are built over different models of the file; (b) a training step (a loop body or a "
             "function) that clears the stepped optimizer in some branches of an `if`/`else` but not in another, "
             "while backward() and the step run on every path (`if bf16: ... else: opt.zero_grad(); ...`). Left "
-            "alone: a loop calling a model whose class (of this file) clears its own gradients in `forward` "
-            "(`self.zero_grad()`: every forward call clears them); a loop that passes its optimizer or model to a function gradfix cannot see (a helper in "
+            "alone: a loop calling a model whose class clears its own gradients in `forward` "
+            "(`self.zero_grad()`: every forward call clears them), in this file or in another file of the project "
+            "(imported by name or through `from model import *`; there the call must be a statement of forward's "
+            "body, read by the project summary, analysis/returns.py); a loop that passes its optimizer or model to a function gradfix cannot see (a helper in "
             "another module, a framework); gradient accumulation with the zero_grad under a condition "
             "(`if (i + 1) % k == 0: optimizer.step(); optimizer.zero_grad()`), and any branch test that reads "
             "like an accumulation or first-batch test (`%`, `accum`, `sync`, `step`, `first`, ...) or an `if` "
@@ -177,8 +179,9 @@ def _clears_anything(it) -> bool:
 
 
 def _forward_clears(it) -> bool:
-    """A model the loop calls whose class (of this file) clears its own gradients in `forward`
-    (`self.zero_grad()` first thing): each forward call clears them."""
+    """A model the loop calls whose class clears its own gradients in `forward` (`self.zero_grad()`;
+    a class of another file of the project counts when its forward runs it as a statement of its body,
+    also one reached through `from model import *`): each forward call clears them."""
     index = it.index
     for node in walk(it.loop.body):
         if not isinstance(node, cst.Call):
@@ -192,6 +195,9 @@ def _forward_clears(it) -> bool:
             if fwd is not None and any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "zero_grad" and
                                        code_of(c.func.value) == "self" for c in calls_in(fwd)):
                 return True
+            ctor = b.ctor or (qualname(b.value.func, index.imports) if isinstance(b.value, cst.Call) else None)
+            if fwd is None and ctor and index.project is not None and index.project.forward_clears(ctor):
+                return True  # a module class of another file (analysis/returns.py `clearing_classes`)
     return False
 
 

@@ -22,7 +22,10 @@ class HistoryAccumulation(Rule):
     summary = "A running total adds the loss tensor itself, keeping each iteration's graph alive"
     docs = RuleDocs(
         what=(
-            "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`) in a training loop where "
+            "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`, or `costs[i] += loss` into "
+            "a slot of a tensor every binding of which that reaches the statement is a fresh torch tensor, "
+            "`costs = torch.zeros(n)`: each write records a CopySlices node that chains the graphs; a numpy array "
+            "converts each value to a float and is left alone) in a training loop where "
             "`loss` is the tensor backpropagated in that iteration (or a term of it: a model output, also one "
             "unpacked from a tuple `out, aux = model(x)`, or a loss recomputed from one, `total += criterion(out, "
             "y)`) and `total` is never backpropagated itself, directly or as a term of the backpropagated value (an "
@@ -103,6 +106,13 @@ class HistoryAccumulation(Rule):
                 if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e):
                     continue
                 seen.add(id(e.small))
+                if isinstance(getattr(e.small, "target", None), cst.Subscript):
+                    # `costs[i] += loss` into a torch tensor: it stays a tensor whatever is added
+                    message = (f"`{code_of(e.small)}` writes the loss tensor into a slot of the tensor `{total}`: "
+                               f"each write records a CopySlices node, so `{total}` keeps the autograd graph of "
+                               f"every iteration alive (memory grows each step); accumulate `.item()` instead")
+                    yield ctx.finding(e.small, message, self._fix(ctx, it, e, "item"))
+                    continue
                 # a total read later as a tensor (`total.item()`, `(total / n).detach()`) must stay one
                 tensor_uses = tensor_attribute_uses(it.scope, total)
                 keep_tensor = bool(tensor_uses)

@@ -3,9 +3,11 @@ of a prediction on the way to the loss (detect only)."""
 
 from __future__ import annotations
 
+import libcst as cst
+
 from gradfix.analysis.gradpath import GradPaths, straight_through
 from gradfix.analysis.loops import training_loops
-from gradfix.analysis.names import shorten
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.tree import contains, walk
 from gradfix.rule import Rule, RuleDocs
 
@@ -22,6 +24,31 @@ def _other_paths(tl, paths: GradPaths) -> bool:
     return bool(others) and GradPaths(tl, trained=others).carries(tl.loss)
 
 
+# Ops whose result is an integer or boolean tensor: no gradient flows back through them, so a `.detach()`
+# whose value only feeds one cuts nothing (`torch.argmax(soft1.detach(), dim=1)`: a pseudo-label).
+_INTEGER_FUNCS = frozenset({"torch.argmax", "torch.argmin", "torch.eq", "torch.ne", "torch.gt", "torch.ge",
+                            "torch.lt", "torch.le", "torch.isnan", "torch.isinf", "torch.isfinite", "torch.sign",
+                            "torch.bucketize", "torch.searchsorted"})
+_INTEGER_METHODS = frozenset({"argmax", "argmin", "eq", "ne", "gt", "ge", "lt", "le", "long", "int", "bool", "byte",
+                              "short", "isnan", "isinf", "isfinite", "sign"})
+
+
+def _feeds_integer_op(call: cst.Call, index) -> bool:
+    """The cut value goes straight into an op whose result has no gradient (`torch.argmax(p.detach(), 1)`,
+    `p.detach().argmax(1)`, `p.detach() > 0.5`, `.long()`): there was no gradient to cut."""
+    parent = index.parents.get(call)
+    if isinstance(parent, cst.Attribute) and parent.value is call:
+        owner = index.parents.get(parent)
+        return parent.attr.value in _INTEGER_METHODS and isinstance(owner, cst.Call) and owner.func is parent
+    if isinstance(parent, cst.Comparison) or isinstance(index.parents.get(parent), cst.Comparison):
+        return True
+    if isinstance(parent, cst.Arg) and parent.keyword is None:
+        owner = index.parents.get(parent)
+        return isinstance(owner, cst.Call) and owner.args and owner.args[0] is parent and \
+            qualname(owner.func, index.imports) in _INTEGER_FUNCS
+    return False
+
+
 class GraphBreakInLoss(Rule):
     id = "GF307"
     name = "graph-break-in-loss"
@@ -30,8 +57,10 @@ class GraphBreakInLoss(Rule):
         what=(
             "In a training step (the statements up to `backward()`), finds `.detach()`, `.item()`, `.numpy()`, "
             "`.tolist()`, `float(...)`, `torch.tensor(...)`, `torch.as_tensor(...)` and `torch.from_numpy(...)` "
-            "applied to a value computed from a module being trained (one whose `.parameters()` the stepping "
-            "optimizer holds), when the cut value flows into the loss and either the loss keeps no other gradient "
+            "applied to a value computed from a module being trained (one whose `.parameters()` an optimizer "
+            "stepped after this backward holds: every optimizer the update steps before the next backward counts, "
+            "so in cross pseudo supervision or mutual learning, `loss.backward(); opt1.step(); opt2.step()`, a term "
+            "whose live input is the second model's output trains that model), when the cut value flows into the loss and either the loss keeps no other gradient "
             "path from the model, or the cut sits in a term added to the loss that then carries no gradient. "
             "Also a cut inside the forward of a model class of the file: `weights = weights.detach()` before "
             "`return {\"weight\": weights, ...}` (or a tuple position, or the whole output), when the step adds a "
@@ -47,7 +76,9 @@ class GraphBreakInLoss(Rule):
             "(`advantage = returns - values.detach()`, `(td_target - v).detach() * log_pi`): whenever the loss "
             "still reaches another module the step runs (the actor, or anything whose `.parameters()` the file "
             "hands an optimizer, but for target/EMA-named copies), backward runs, so the \"only path\" claim is "
-            "not made; the critic learns from its own loss. The positional argument of `y.backward(torch.tensor(grad))` "
+            "not made; the critic learns from its own loss. A cut whose value goes straight into an op with no "
+            "gradient (`torch.argmax(probs.detach(), dim=1)` as a pseudo-label, `.argmax()`, a comparison, `.long()`) "
+            "cuts nothing: the result had no gradient to lose. The positional argument of `y.backward(torch.tensor(grad))` "
             "on a tensor is the upstream `gradient`, not a loss: what is backpropagated is `y` (only a non-tensor "
             "receiver, `accelerator.backward(loss)`, takes its argument as the loss)."
         ),
@@ -82,7 +113,7 @@ class GraphBreakInLoss(Rule):
             others: bool | None = None
             for _stmt, value in paths.loss_values():
                 for call, inner in paths.breaks_in(value):
-                    if id(call) in seen or straight_through(call, index):
+                    if id(call) in seen or straight_through(call, index) or _feeds_integer_op(call, index):
                         continue
                     in_dead_term = any(contains(t, call) for t in dead_terms)
                     if loss_carries and not in_dead_term:

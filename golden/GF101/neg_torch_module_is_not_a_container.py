@@ -1,6 +1,7 @@
 # GF101 negative: `torch.add(...)` / `torch.mul(...)` are functions of the torch module
 # that return new tensors; the module is never a container holding the tensors passed
-# to them. The hand-written SGD step after backward() changes only the leaves.
+# to them. The hand-written SGD step after backward() changes only the leaves. (A leaf changed
+# in place with grad on is GF101's leaf case: pos_leaf_inplace_without_update.py.)
 import torch
 
 step_size = 0.1
@@ -19,13 +20,3 @@ for epoch in range(200):
     slope.grad.zero_()
     offset.grad.zero_()
 
-
-def leaf_edited_before_backward():
-    # a leaf that requires grad changed in place raises its own error ("a leaf Variable
-    # that requires grad is being used in an in-place operation"); no container shares it
-    k = torch.tensor([3.0], requires_grad=True)
-    u = torch.tensor([0.5], requires_grad=True)
-    total = torch.add(k, u)
-    out = torch.mul(total, torch.add(k, 2))
-    k.mul_(2)
-    out.backward()

@@ -327,3 +327,28 @@ def _arithmetic_of(expr, name: str) -> bool:
     if isinstance(expr, cst.UnaryOperation):
         return _arithmetic_of(expr.expression, name)
     return False
+
+
+def tensor_slot_total(flow, small: cst.AugAssign) -> bool:
+    """`costs[i] += <value>` where every binding of `costs` that reaches the statement is a fresh torch
+    tensor (`torch.zeros(n)` without requires_grad): adding a tensor that carries a graph into one of its
+    slots records a `CopySlices` node, and the accumulator chains every batch's graph. A numpy array
+    (each value converted to a float) or a list is not one; a name not bound in the scope is unknown."""
+    from gradfix.analysis.params import FACTORIES, kwarg
+    from gradfix.analysis.reaching import reaching
+
+    target = small.target
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name)):
+        return False
+    st = flow.step_of.get(id(small))
+    if st is None:
+        return False
+    reaches = reaching(flow, target.value.value, st.index)
+    if not reaches:
+        return False
+    for reach in reaches:
+        value = reach.binding.value
+        if not (isinstance(value, cst.Call) and qualname(value.func, flow.index.imports) in FACTORIES) or \
+                kwarg(value, "requires_grad") is not None:
+            return False
+    return True

@@ -20,7 +20,7 @@ from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
 from gradfix.analysis.names import dotted, qualname, target_names
-from gradfix.analysis.trainstep import loss_expressions, optimizer_name
+from gradfix.analysis.trainstep import loss_expressions, optimizer_names
 from gradfix.analysis.tree import calls_in, children, contains, walk
 
 BREAK_METHODS = frozenset({"detach", "item", "numpy", "tolist"})
@@ -84,22 +84,35 @@ class GradPaths:
 
     # -- trained modules ---------------------------------------------------
     def _trained(self) -> tuple[set[str], str]:
-        opt = optimizer_name(self.tl)
-        if opt is not None:
+        opts = optimizer_names(self.tl)
+        if opts:
+            # every optimizer this backward's update steps: `opt1.step(); opt2.step()` after one backward
+            # trains both models (cross pseudo supervision), so a term live through either is trained
             found: set[str] = set()
-            for flow in (self.flow, self.index.flow(self.index.module)):
-                for b in flow.bindings:
-                    if b.name == opt and b.kind is Kind.OPTIMIZER and isinstance(b.value, cst.Call):
-                        found |= self._param_owners(flow, b.value)
+            shown = []
+            for opt in opts:
+                owners: set[str] = set()
+                for flow in (self.flow, self.index.flow(self.index.module)):
+                    for b in flow.bindings:
+                        if b.name == opt and b.kind is Kind.OPTIMIZER and isinstance(b.value, cst.Call):
+                            owners |= self._param_owners(flow, b.value)
+                if owners:
+                    found |= owners
+                    shown.append(f"`{opt}`")
+                elif opt == opts[0]:
+                    break  # the first optimizer's modules are not shown: fall back to the step's model calls
+                else:  # a later one's are not shown: it may train any model the step calls
+                    found |= self._model_calls(self._segment())
             if found:
-                return found, f"the modules `{opt}` optimizes"
+                return found, f"the modules {' and '.join(shown)} {'optimizes' if len(shown) == 1 else 'optimize'}"
+        return self._model_calls(self._segment()), "the model called in this step"
+
+    def _segment(self) -> list:
+        """The simple statements of this backward's segment: a critic updated by an earlier backward() of
+        the same iteration (an actor-critic step) is not what this one trains."""
         steps = [st for st in self.tl.before_backward() if not isinstance(st.node, cst.BaseCompoundStatement)]
-        # only this backward's segment: a critic updated by an earlier backward() of the same iteration
-        # (an actor-critic step) is not what this one trains
         earlier = [i for i, st in enumerate(steps) if calls_backward(st, self.flow)]
-        if earlier:
-            steps = steps[earlier[-1] + 1:]
-        return self._model_calls(steps), "the model called in this step"
+        return steps[earlier[-1] + 1:] if earlier else steps
 
     def step_modules(self) -> set[str]:
         """Every module this step may run with gradient: the trained ones, the step's model calls

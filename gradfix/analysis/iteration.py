@@ -30,6 +30,7 @@ from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.numbers import bound_values, is_metric_value, is_number, no_graph_from
 from gradfix.analysis.trainstep import loss_expressions, names_in, target_names
 
+from gradfix.analysis.expressions import tensor_slot_total
 from gradfix.analysis.expressions import (
     CLIP_NORM, CLIP_VALUE, _arg, _grad_chain, _graph_reaches, _post_order_calls, _scalar_value, accumulation_form,
     clears_grad_value, code_of, function_ops, grad_op_info, literal_value,
@@ -295,6 +296,9 @@ class Iteration:
         if isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
                 isinstance(small.target, cst.Name):
             total, value = small.target.value, small.value
+        elif isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
+                tensor_slot_total(self.flow, small):
+            total, value = small.target.value.value, small.value  # `costs[i] += loss`, `costs` a torch tensor
         elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
                 and isinstance(small.value, cst.BinaryOperation) and isinstance(small.value.operator, cst.Add):
             total = small.targets[0].target.value

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 
 from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
-from gradfix.analysis.returns import Returned, file_returns
+from gradfix.analysis.returns import Returned, clearing_classes, file_returns
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
 from gradfix.analysis.torchapi import is_nn_module_ctor
 _MODULE_BASE = "torch.nn.Module"
@@ -52,11 +52,13 @@ class FileSummary:
     # forward's softmax kind
     factories: dict[str, tuple[Returned, ...]] = field(default_factory=dict)
     heads: dict[str, str] = field(default_factory=dict)
+    clears: frozenset[str] = frozenset()             # classes whose forward runs `self.zero_grad()` (returns.py)
+    stars: tuple[str, ...] = ()                      # modules imported with `from m import *` at the top level
 
     def returned_facts(self) -> tuple:
         """What other files read of this file's returns (part of its digest and of `update`'s
         comparison: editing a factory or a forward's last layer changes what importers see)."""
-        return (sorted(self.factories.items()), sorted(self.heads.items()))
+        return (sorted(self.factories.items()), sorted(self.heads.items()), sorted(self.clears), self.stars)
 
 
 def package_of(path: str) -> str | None:
@@ -206,7 +208,18 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     top.finish()
     factories, heads = file_returns(tree, qualify)
     return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
-                       factories, heads)
+                       factories, heads, clearing_classes(tree), star_imports(tree, package))
+
+
+def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:
+    """The modules a file imports everything from at its top level (`from rnn_crf import *`), in order."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and any(a.name == "*" for a in node.names):
+            base = resolve_relative(node.module, node.level, package)
+            if base is not None:
+                out.append(base)
+    return tuple(out)
 
 
 def import_table(tree: ast.Module, package: str | None) -> dict[str, str]:
@@ -525,6 +538,20 @@ class ProjectIndex:
             return None
         return hit[0].heads.get(hit[1])
 
+    def forward_clears(self, qualname: str, near: str | None = None) -> bool:
+        """A project module class whose forward clears its own gradients (`self.zero_grad()` in its body).
+        A bare name (`rnn_crf`, not imported by name) is looked up in the modules `near` imports with
+        `from m import *`, when exactly one of them defines it."""
+        hits = [qualname] if "." in qualname else []
+        s = self._files.get(near) if near is not None else None
+        if not hits and s is not None:
+            hits = [f"{m}.{qualname}" for m in s.stars if self._resolve(f"{m}.{qualname}", near) is not None]
+        if len(hits) != 1:
+            return False
+        hit = self._resolve(hits[0], near)
+        # an exemption: a class whose bases the index cannot see (`nn` from a star import) still counts
+        return hit is not None and hit[1] in hit[0].clears and self.is_module_class(hits[0], near) is not False
+
     # -- call sites across files ---------------------------------------------
     def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
         """(caller path, site) for each call in another file that resolves to `function` of `path`."""
@@ -623,6 +650,9 @@ class ProjectView:
 
     def forward_head(self, qualname: str) -> str | None:
         return self.project.forward_head(qualname, self.path)
+
+    def forward_clears(self, qualname: str) -> bool:
+        return self.project.forward_clears(qualname, self.path)
 
     def facts(self, qualnames) -> tuple:
         """What this file reads from the project, for the incremental parser's reuse key."""

@@ -258,3 +258,27 @@ def file_returns(tree: ast.Module, qualify: Qualify) -> tuple[dict[str, tuple[Re
                 if _binds(node, name):
                     heads.pop(name)
     return factories, heads
+
+
+def clearing_classes(tree: ast.Module) -> frozenset[str]:
+    """Top-level classes whose `forward` clears the module's own gradients as a statement of its body
+    (`self.zero_grad()`, not under a branch or a loop): every forward call clears them, so a loop that
+    calls such a model and never calls `zero_grad()` itself does not accumulate (GF205). A name bound
+    again at the top level is left out. Classes are not checked to be modules here."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.discard(node.name)
+            fwd = [m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "forward"]
+            if len(fwd) == 1 and not fwd[0].decorator_list and any(
+                    isinstance(st, ast.Expr) and isinstance(st.value, ast.Call) and
+                    _is_self_attr(st.value.func, "zero_grad") for st in fwd[0].body):
+                found.add(node.name)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.discard(node.name)
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            for name in list(found):
+                if _binds(node, name):
+                    found.discard(name)
+    return frozenset(found)

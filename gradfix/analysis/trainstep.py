@@ -11,7 +11,7 @@ import libcst as cst
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.names import target_names
 from gradfix.analysis.tree import children
-from gradfix.analysis.loops import TrainingLoop, is_model_call, _walk_calls
+from gradfix.analysis.loops import TrainingLoop, backward_target, is_model_call, is_optimizer_step, _walk_calls
 
 
 def literal_number(expr: cst.BaseExpression) -> float | None:
@@ -118,13 +118,40 @@ def forward_output_name(tl: TrainingLoop) -> str | None:
 def optimizer_name(tl: TrainingLoop) -> str | None:
     if tl.opt_step is None:
         return None
-    for call in _walk_calls(tl.opt_step.node):
+    return _stepped(tl.opt_step.node)
+
+
+def _stepped(node, flow: Flow | None = None) -> str | None:
+    """`opt` in `opt.step()` / `scaler.step(opt)` (with `flow`, only a call that steps an optimizer)."""
+    for call in _walk_calls(node):
         if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step":
+            if flow is not None and not is_optimizer_step(call, flow):
+                continue
             if call.args and isinstance(call.args[0].value, cst.Name):
                 return call.args[0].value.value
             if isinstance(call.func.value, cst.Name):
                 return call.func.value.value
     return None
+
+
+def optimizer_names(tl: TrainingLoop) -> list[str]:
+    """Every optimizer this backward's update steps: the first step after it and the steps that
+    follow in the same iteration before the next backward() (`loss.backward(); opt1.step();
+    opt2.step()` in cross pseudo supervision trains both models from one loss), in order."""
+    first = optimizer_name(tl)
+    if first is None:
+        return []
+    names = [first]
+    flow = tl.flow
+    for s in tl.steps:
+        if s.index <= tl.opt_step.index or isinstance(s.node, cst.BaseCompoundStatement):
+            continue
+        if any(backward_target(c, flow) is not None for c in _walk_calls(s.node)):
+            break
+        name = _stepped(s.node, flow)
+        if name is not None and name not in names:
+            names.append(name)
+    return names
 
 
 def names_in(expr: cst.CSTNode) -> set[str]:
