@@ -1,0 +1,104 @@
+"""Units built where the verifier did not look before: inside a unittest method from `self` after `setUp()`
+(unittest_build.py). Each case asserts the verdict reached, that a rewrite whose call changes the result is still
+refused, and that what unittest would skip is not built."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradfix.verify import Verifier, VerifyRequest
+
+pytest.importorskip("torch")
+
+
+@pytest.fixture(scope="module")
+def verifier():
+    with Verifier(jobs=2, timeout_s=20.0) as v:
+        yield v
+
+
+def swap(src: str, old: str, new: str) -> str:
+    assert old in src, old
+    return src.replace(old, new)
+
+
+# --------------------------------------------------------------------------- a receiver built from a TestCase's self
+
+TESTS = """
+import unittest
+
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, inner, scale=1.0, hooked=False):
+        super().__init__()
+        self.inner = inner
+        self.scale = scale
+        if hooked:
+            self.register_forward_hook(lambda mod, inp, out: out * 2)
+
+    def forward(self, batch):
+        return self.inner(batch["x"]) * self.scale
+
+
+class TestScorer(unittest.TestCase):
+    def setUp(self):
+        self.net = nn.Linear(3, 2)
+        self.batch = {"x": torch.randn(4, 3)}
+
+    def test_plain(self):
+        scale = 2.0
+        unused = open("never-read.txt")
+        scorer = Scorer(self.net, scale=scale)
+        out = scorer.forward(self.batch)
+        self.assertEqual(out.shape, (4, 2))
+
+    def test_hooked(self):
+        scorer = Scorer(self.net, hooked=True)
+        batch = {"x": self.batch["x"] + 1}
+        out = scorer.forward(batch)
+
+
+@unittest.skipUnless(torch.cuda.device_count() > 7, "needs 8 GPUs")
+class TestOnGpus(unittest.TestCase):
+    def setUp(self):
+        self.net = nn.Linear(3, 2)
+
+    def test_it(self):
+        scorer = Scorer(self.net)
+        out = scorer.forward({"x": torch.randn(4, 3)})
+"""
+
+
+def _forward_call(path, src, call_old, setup, line):
+    new = call_old.replace(".forward(", "(")
+    contract = {"kind": "forward-call", "receiver": "scorer", "in_class": False, "call_old": call_old,
+                "call_new": new, "setup": setup}
+    return VerifyRequest(path=path, original=src, rewritten=swap(src, call_old, new), rule="GF305", line=line,
+                         contract=contract, project_root=None)
+
+
+def test_forward_call_receiver_built_in_a_unittest_method(verifier, tmp_path):
+    """fairseq's tests/test_sequence_generator.py form: `generator = SequenceGenerator([self.model], ...)` in a
+    test method, `self.model` made by setUp(), then `generator.forward(self.sample)`."""
+    src = textwrap.dedent(TESTS)
+    path = str(tmp_path / "test_scorer.py")
+    plain, hooked, skipped = verifier.verify_many([
+        _forward_call(path, src, "scorer.forward(self.batch)", "scorer = Scorer(self.net, scale=scale)", 26),
+        _forward_call(path, src, "scorer.forward(batch)", "scorer = Scorer(self.net, hooked=True)", 33),
+        _forward_call(path, src, 'scorer.forward({"x": torch.randn(4, 3)})', "scorer = Scorer(self.net)", 44),
+    ])
+    assert plain.verdict == "equivalent", plain
+    assert ("`scorer` built by `scorer = Scorer(self.net, scale=scale)` in the test TestScorer.test_plain, with "
+            "`self` a TestScorer after its setUp() and `scale = 2.0` run before it; input: the call's own arguments "
+            "`self.batch`") in plain.detail, plain
+    assert "open(" not in plain.detail  # not needed by the build, so not run (it would raise FileNotFoundError)
+    # the module's own hook doubles the output: calling the module changes what the test computes
+    assert hooked.verdict == "changes-behaviour", hooked
+    assert "`batch = {'x': self.batch['x'] + 1}` run before it" in hooked.detail, hooked
+    assert skipped.verdict == "untestable", skipped
+    assert "the class TestOnGpus is skipped by unittest here (needs 8 GPUs)" in skipped.detail, skipped
