@@ -102,3 +102,76 @@ def test_forward_call_receiver_built_in_a_unittest_method(verifier, tmp_path):
     assert "`batch = {'x': self.batch['x'] + 1}` run before it" in hooked.detail, hooked
     assert skipped.verdict == "untestable", skipped
     assert "the class TestOnGpus is skipped by unittest here (needs 8 GPUs)" in skipped.detail, skipped
+
+
+# --------------------------------------------------------------------------- a helper's parameter, built by its caller
+
+HELPER = """
+import torch
+import torch.nn as nn
+
+DEVICE = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class Net(nn.Module):
+    def __init__(self, num_features, num_classes, hooked=False):
+        super().__init__()
+        self.fc = nn.Linear(num_features, num_classes)
+        if hooked:
+            self.register_forward_hook(lambda mod, inp, out: out * 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = Net(num_features=6, num_classes=3{hooked})
+model = model.to(DEVICE)
+
+
+def compute_accuracy(net, loader):
+    correct = 0
+    for features, targets in loader:
+        logits = net.forward(features)
+        correct += (logits.argmax(1) == targets).sum()
+    return correct
+
+
+print(compute_accuracy(model, train_loader))
+print(compute_accuracy(model, test_loader))
+"""
+
+
+def test_forward_call_on_a_helpers_parameter_built_by_its_callers(verifier, tmp_path):
+    """rasbt's stat453 notebooks: `compute_accuracy(net, loader)` is called with the notebook's `model` (twice);
+    the rule's setup is the caller's build, then `net = model`, and the verifier builds it."""
+    from gradfix.codemods import RULES_BY_ID
+    from gradfix.engine import Engine
+
+    reqs = []
+    for hooked in ("", ", hooked=True"):
+        src = textwrap.dedent(HELPER).format(hooked=hooked)
+        findings, errors = Engine([RULES_BY_ID["GF305"]]).lint_source(src, "nb.py")
+        assert errors == [] and len(findings) == 1, findings
+        contract = dict(findings[0].fix.contract)
+        assert contract["receiver"] == "net" and contract["setup"] == "model = model.to(DEVICE)\nnet = model", contract
+        reqs.append(VerifyRequest(path=str(tmp_path / "nb.py"), original=src,
+                                  rewritten=swap(src, "net.forward(features)", "net(features)"), rule="GF305",
+                                  line=findings[0].span.line, contract=contract, project_root=None))
+    plain, hooked = verifier.verify_many(reqs)
+    assert plain.verdict == "equivalent", plain
+    assert ("`net` built by `model = Net(num_features=6, num_classes=3)` then `model = model.to(DEVICE)`, passed as "
+            "`net` (`net = model`)") in plain.detail, plain
+    assert hooked.verdict == "changes-behaviour", hooked
+
+
+def test_helper_called_with_two_different_modules_gets_no_setup():
+    """xor-problem's `plot_decision_regions(..., classifier=model1)` and `(..., classifier=model2)`: two builds, so
+    no one setup stands for every call."""
+    from gradfix.codemods import RULES_BY_ID
+    from gradfix.engine import Engine
+
+    src = textwrap.dedent(HELPER).format(hooked="").replace(
+        "print(compute_accuracy(model, test_loader))",
+        "other = Net(num_features=6, num_classes=2)\nprint(compute_accuracy(other, test_loader))")
+    findings, _errors = Engine([RULES_BY_ID["GF305"]]).lint_source(src, "nb.py")
+    assert len(findings) == 1 and "setup" not in findings[0].fix.contract, findings[0].fix.contract

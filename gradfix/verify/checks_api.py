@@ -425,10 +425,16 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     except Untestable as u:
         return Outcome("untestable", str(u), unit)
     leaves = make_leaves(inputs, ctx.dtype)
-    built = setup.splitlines()[0]
+    lines = setup.splitlines()
+    built = lines[0]
     if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (call_sites.py)
         built = f"{_ns['__gf_prior_build']}` then `{built}"
-    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}`, input inferred from "
+    passed = f"{recv} = "
+    if len(lines) > 1 and lines[-1].startswith(passed) and lines[-1][len(passed):].isidentifier():
+        built += f"`, passed as `{recv}` (`{lines[-1]}`)"  # a helper's parameter: the one build its callers pass
+    else:
+        built += "`"
+    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}, input inferred from "
                          f"its first layer")
 
 
