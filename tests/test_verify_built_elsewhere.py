@@ -175,3 +175,51 @@ def test_helper_called_with_two_different_modules_gets_no_setup():
         "other = Net(num_features=6, num_classes=2)\nprint(compute_accuracy(other, test_loader))")
     findings, _errors = Engine([RULES_BY_ID["GF305"]]).lint_source(src, "nb.py")
     assert len(findings) == 1 and "setup" not in findings[0].fix.contract, findings[0].fix.contract
+
+
+# --------------------------------------------------------------------------- a notebook's device from a cuda flag
+
+FLAG = """
+import torch
+import torch.nn as nn
+cuda = torch.cuda.is_available()
+device = "cuda:0" if cuda else "cpu"
+losses = [float(v) for v in open("losses.txt")]
+
+
+class Flow(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+model = Flow().to(device)
+z = model.forward(torch.randn(3, 2).to(device))
+"""
+
+
+def test_strip_keeps_a_cuda_flag_and_the_device_it_picks():
+    """DeepLearningDTU's flow-models notebook: `cuda = torch.cuda.is_available()`, then `device = ... if cuda
+    else ...`; both run at load (a device query and a choice between literals), the file read does not."""
+    import ast
+
+    from gradfix.verify import source as S
+
+    kept, computed, dropped = S.classify_module(ast.parse(textwrap.dedent(FLAG)))
+    assert "cuda = torch.cuda.is_available()" in [ast.unparse(s) for s in kept]
+    assert [ast.unparse(s) for s in computed] == ["device = 'cuda:0' if cuda else 'cpu'"]
+    assert any("open('losses.txt')" in ast.unparse(s) for s in dropped)
+
+
+def test_forward_call_on_a_model_moved_to_a_flag_chosen_device(verifier, tmp_path):
+    src = textwrap.dedent(FLAG)
+    contract = {"kind": "forward-call", "receiver": "model", "in_class": False,
+                "call_old": "model.forward(torch.randn(3, 2).to(device))",
+                "call_new": "model(torch.randn(3, 2).to(device))", "setup": "model = Flow().to(device)"}
+    (out,) = verifier.verify_many([VerifyRequest(
+        path=str(tmp_path / "flow.py"), original=src, rewritten=swap(src, "model.forward(", "model("), rule="GF305",
+        line=21, contract=contract, project_root=None)])
+    assert out.verdict == "equivalent", out
