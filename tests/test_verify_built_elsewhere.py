@@ -223,3 +223,88 @@ def test_forward_call_on_a_model_moved_to_a_flag_chosen_device(verifier, tmp_pat
         path=str(tmp_path / "flow.py"), original=src, rewritten=swap(src, "model.forward(", "model("), rule="GF305",
         line=21, contract=contract, project_root=None)])
     assert out.verdict == "equivalent", out
+
+
+# --------------------------------------------------------------------------- a block built by its enclosing module
+
+BLOCKS = """
+import torch.nn as nn
+
+
+class FeedForward(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.layers = nn.Sequential(nn.Linear(cfg["emb_dim"], 2 * cfg["emb_dim"]), nn.GELU(),
+                                    nn.Linear(2 * cfg["emb_dim"], cfg["emb_dim"]))
+
+    def forward(self, x):
+        return self.layers(x)
+
+
+class Block(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.ff = FeedForward(cfg)
+        self.norm = nn.LayerNorm(cfg["emb_dim"])
+
+    def forward(self, x):
+        return x + self.ff(self.norm(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        self.emb = nn.Embedding(cfg["vocab_size"], cfg["emb_dim"])
+        self.blocks = nn.Sequential(*[Block(cfg) for _ in range(cfg["n_layers"])])
+
+    def forward(self, idx):
+        return self.blocks(self.emb(idx))
+
+
+class Shifted(nn.Module):
+    def __init__(self, cfg):
+        super().__init__()
+        cfg["emb_dim"] += 1
+        self.ff = FeedForward(cfg)
+"""
+
+TRAIN = """
+from model import GPT
+
+GPT_CONFIG = {"emb_dim": 8, "n_layers": 2, "vocab_size": 20}
+
+
+def main():
+    model = GPT(GPT_CONFIG)
+"""
+
+
+def test_block_built_with_the_arguments_its_enclosing_module_passes(verifier, tmp_path):
+    """LLMs-from-scratch's previous_chapters.py: `FeedForward(cfg)` is built only in `TransformerBlock(cfg)`, built
+    only in `GPTModel(cfg)`, which train.py builds from its config dict. `Shifted` mutates its cfg before passing
+    it: not a source of FeedForward's arguments."""
+    src = textwrap.dedent(BLOCKS)
+    (tmp_path / "model.py").write_text(src)
+    (tmp_path / "train.py").write_text(textwrap.dedent(TRAIN))
+    path = str(tmp_path / "model.py")
+
+    def rewrite(new: str) -> VerifyRequest:
+        return VerifyRequest(path=path, original=src, rewritten=swap(src, "return self.layers(x)", new), rule="GF101",
+                             line=1, contract={"kind": "equal"}, project_root=str(tmp_path))
+
+    same, wrong = verifier.verify_many([rewrite("return self.layers(x) + 0.0"), rewrite("return self.layers(x) * 2")])
+    assert same.verdict == "equivalent", same
+    assert wrong.verdict == "failed", wrong
+    assert "GPT built as `GPT(GPT_CONFIG)` (the call at train.py, line 8)" in wrong.detail, wrong
+    assert "Block built with the arguments GPT.__init__ passes it: `Block(cfg)`" in wrong.detail, wrong
+    assert "FeedForward built with the arguments Block.__init__ passes it: `FeedForward(cfg)`" in wrong.detail, wrong
+    assert "Shifted" not in wrong.detail
+
+
+def test_enclosing_calls_skip_a_parameter_the_constructor_mutates():
+    import ast
+
+    from gradfix.verify.enclosing import enclosing_calls
+
+    found = enclosing_calls(ast.parse(textwrap.dedent(BLOCKS)), "FeedForward")
+    assert [(e.holder, e.text, e.params) for e in found] == [("Block", "FeedForward(cfg)", ["cfg"])]
