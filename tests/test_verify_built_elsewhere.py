@@ -63,6 +63,12 @@ class TestScorer(unittest.TestCase):
         out = scorer.forward(batch)
 
 
+    def test_hook_added_by_the_test(self):
+        scorer = Scorer(self.net)
+        handle = self.net.register_forward_hook(lambda mod, inp, out: out + 1)
+        out = scorer.forward(dict(self.batch))
+
+
 @unittest.skipUnless(torch.cuda.device_count() > 7, "needs 8 GPUs")
 class TestOnGpus(unittest.TestCase):
     def setUp(self):
@@ -87,10 +93,11 @@ def test_forward_call_receiver_built_in_a_unittest_method(verifier, tmp_path):
     test method, `self.model` made by setUp(), then `generator.forward(self.sample)`."""
     src = textwrap.dedent(TESTS)
     path = str(tmp_path / "test_scorer.py")
-    plain, hooked, skipped = verifier.verify_many([
+    plain, hooked, skipped, unrun = verifier.verify_many([
         _forward_call(path, src, "scorer.forward(self.batch)", "scorer = Scorer(self.net, scale=scale)", 26),
         _forward_call(path, src, "scorer.forward(batch)", "scorer = Scorer(self.net, hooked=True)", 33),
-        _forward_call(path, src, 'scorer.forward({"x": torch.randn(4, 3)})', "scorer = Scorer(self.net)", 44),
+        _forward_call(path, src, 'scorer.forward({"x": torch.randn(4, 3)})', "scorer = Scorer(self.net)", 49),
+        _forward_call(path, src, "scorer.forward(dict(self.batch))", "scorer = Scorer(self.net)", 39),
     ])
     assert plain.verdict == "equivalent", plain
     assert ("`scorer` built by `scorer = Scorer(self.net, scale=scale)` in the test TestScorer.test_plain, with "
@@ -102,6 +109,8 @@ def test_forward_call_receiver_built_in_a_unittest_method(verifier, tmp_path):
     assert "`batch = {'x': self.batch['x'] + 1}` run before it" in hooked.detail, hooked
     assert skipped.verdict == "untestable", skipped
     assert "the class TestOnGpus is skipped by unittest here (needs 8 GPUs)" in skipped.detail, skipped
+    # a hook the test registers in a statement the verifier does not run: not built without it
+    assert unrun.verdict == "untestable" and "may register hooks" in unrun.detail, unrun
 
 
 # --------------------------------------------------------------------------- a helper's parameter, built by its caller

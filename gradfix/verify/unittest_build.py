@@ -24,6 +24,10 @@ from typing import Any
 from .runtime import Untestable, fmt_exc
 
 
+# a statement of the method that is not run, and that may change what `m(x)` runs beside `m.forward(x)`
+_HOOK_WORDS = ("hook", "weight_norm", "spectral_norm", "prune", "parametriz")
+
+
 @dataclass
 class MethodUnit:
     obj: Any  # what the setup bound to the receiver's name
@@ -134,6 +138,11 @@ def build_in_test_method(tree: ast.Module, changed: dict, mod, setup: str, recv:
             plan.append(st)
             need |= _names_read(st)
     plan.reverse()
+    for st in fn.body[:j]:
+        text = ast.unparse(st)
+        if st not in plan and any(w in text for w in _HOOK_WORDS):
+            raise Untestable(f"the test {label} runs `{_short(st)}` before the call, which the verifier does not run "
+                             f"and which may register hooks on what it calls")
     try:
         obj = cls(fn.name)
         cls.setUpClass()
