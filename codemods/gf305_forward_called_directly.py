@@ -257,7 +257,8 @@ class ForwardCalledDirectly(Rule):
 
     def _all_modules(self, ctx, args, name: str, depth: int) -> tuple[str | None, str | None]:
         """(setup, "argument") when each (caller flow, argument) is shown to be a module; the setup
-        only when there is one call and the caller's own binding of the same name builds it."""
+        when every call passes the same build: the caller's own binding of the argument (then
+        `net = model` when the parameter is named otherwise, `compute_accuracy(model, loader)`)."""
         if not args:
             return None, None
         setups = []
@@ -266,12 +267,14 @@ class ForwardCalledDirectly(Rule):
                 setup, how = self._name_module(ctx, arg.value, caller, depth + 1)
                 if how is None:
                     return None, None
-                setups.append(setup if arg.value == name else None)
+                if setup is not None and arg.value != name:
+                    setup = f"{setup}\n{name} = {arg.value}"
+                setups.append(setup)
             elif self._module_ctor(ctx, arg):
                 setups.append(f"{name} = {code_of(arg)}")
             else:
                 return None, None
-        return (setups[0] if len(setups) == 1 else None), "argument"
+        return (setups[0] if len(set(setups)) == 1 else None), "argument"
 
     def _module_ctor(self, ctx, expr) -> bool:
         q = is_module_ctor_call(expr, ctx.index)

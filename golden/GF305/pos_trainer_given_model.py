@@ -1,6 +1,6 @@
 # GF305 positive: a plain runner object keeps the network it is constructed with,
 # and every construction in the file passes a module; `self.net.forward(x)`
-# bypasses the module's hooks. The verifier cannot build `self.net` alone.
+# bypasses the module's hooks. The verifier builds `self.net` as the caller does.
 import torch
 import torch.nn as nn
 

@@ -457,6 +457,20 @@ def prior_build(tree: ast.Module, name: str) -> str | None:
     return None
 
 
+def converted_first(code: str) -> str | None:
+    """The name the first statement of `code` rebinds from itself (`model = model.to(DEVICE)`), else None."""
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    st = body[0] if body else None
+    if isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name):
+        name = st.targets[0].id
+        if any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(st.value)):
+            return name
+    return None
+
+
 def reads(code: str, name: str) -> bool:
     try:
         tree = ast.parse(code)

@@ -400,6 +400,10 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         return out
     unit = f"<{c.get('call_new') or recv + '(...)'}>"
     setup = c.get("setup")
+    if setup and "." not in recv:  # built inside a unittest method from `self` (unittest_build.py)
+        out = _forward_in_test_method(ctx, setup, recv, unit)
+        if out is not None:
+            return out
     if not setup or "." in recv:
         where = ", ".join(ctx.analysis.changed_functions) or "module-level code"
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
@@ -421,20 +425,95 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     except Untestable as u:
         return Outcome("untestable", str(u), unit)
     leaves = make_leaves(inputs, ctx.dtype)
+    lines = setup.splitlines()
+    built = lines[0]
+    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (call_sites.py)
+        built = f"{_ns['__gf_prior_build']}` then `{built}"
+    passed = f"{recv} = "
+    if len(lines) > 1 and lines[-1].startswith(passed) and lines[-1][len(passed):].isidentifier():
+        built += f"`, passed as `{recv}` (`{lines[-1]}`)"  # a helper's parameter: the one build its callers pass
+    else:
+        built += "`"
+    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}, input inferred from "
+                         f"its first layer")
+
+
+def _forward_in_test_method(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome | None:
+    """`generator.forward(self.sample)` in a unittest method, `generator` built there from `self`: the TestCase
+    after its setUp() builds it, and the call's own arguments are the input (unittest_build.py). In fp64 when the
+    original runs so (a first build, run once, tells), else in the test's own dtypes with the fp32 tolerance (1e-4).
+    None: not that form."""
+    from .runtime import SEED_BUILD, TOL32
+    from .unittest_build import build_in_test_method
+
+    c = ctx.req.contract
+
+    def build():
+        with _quiet(), seeded(SEED_BUILD):
+            tu = build_in_test_method(ctx.analysis.old_tree, ctx.analysis.changed_methods, ctx.load_fresh("old"),
+                                      setup, recv, c.get("call_old"))
+        if tu is not None and not isinstance(tu.obj, nn.Module):
+            raise Untestable(f"the setup does not bind an nn.Module named '{recv}' ({tu.note})")
+        return tu
+
+    def cast(tu, dtype):
+        tu.obj.to(dtype)
+        kwargs = {k: (v.detach().to(dtype) if torch.is_tensor(v) and v.is_floating_point() else v)
+                  for k, v in tu.kwargs.items()}
+        return make_leaves(tu.args, dtype), kwargs
+
+    try:
+        tu = build()
+        if tu is None:
+            return None
+        leaves, kwargs = cast(tu, ctx.dtype)
+        try:
+            with torch.no_grad(), seeded(SEED_RUN), _quiet():
+                tu.obj.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
+            fp64 = True
+        except Exception:  # noqa: BLE001 - e.g. the test's own fp32 tensors meet fp64 weights: run as the test does
+            fp64 = False
+        tu = build()  # afresh: the probe ran it once
+    except Untestable as u:
+        return Outcome("untestable", str(u), unit)
+    if fp64:
+        leaves, kwargs = cast(tu, ctx.dtype)
+        return _compare_call(ctx, tu.obj, leaves, kwargs, recv, unit, tu.note)
+    leaves = [x.detach().clone().requires_grad_(True) if torch.is_tensor(x) and x.is_floating_point() else x
+              for x in tu.args]
+    tol = ctx.tol
+    ctx.tol = max(ctx.tol, TOL32)
+    try:
+        out = _compare_call(ctx, tu.obj, leaves, dict(tu.kwargs), recv, unit, tu.note)
+    finally:
+        ctx.tol = tol
+    if out.verdict != "untestable":
+        ctx.weak_units.append(unit)
+    return out
+
+
+def _fresh_kwargs(kwargs: dict) -> dict:
+    return dict(zip(kwargs, _fresh_inputs(list(kwargs.values()))))
+
+
+def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: str, unit: str,
+                  how: str) -> Outcome:
+    """`recv(x)` against `recv.forward(x)` on `leaves` (and `kwargs`), eval and train mode, then a test hook shows
+    that only the call runs hooks. `how` says how the module and its input were made."""
     hooks = _hook_count(model)
     worst, where = 0.0, ""
     compared: list[str] = []
     for mode in ("eval", "train"):
         try:
-            f_out, f_g, f_ig = _forward_grads(model, leaves, mode, [], call=model.forward)
+            f_out, f_g, f_ig = _forward_grads(model, leaves, mode, [], call=_with(model.forward, kwargs))
         except Exception as e:  # noqa: BLE001
             if compared:
                 # it ran once and fails when run again: hook-based weight_norm's weight is computed by a
                 # pre-hook that the direct call skips, so the second backward reuses a freed graph
                 return _forward_crash(model, leaves, mode, recv, unit, e, compared, worst, where, ctx.tol, hooks)
-            return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on the inferred input", unit)
+            return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on its input ({how})", unit)
         try:
-            c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [])
+            c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [], call=_with(model, kwargs))
         except Exception as e:  # noqa: BLE001
             return Outcome("failed", f"`{recv}(x)` raises {fmt_exc(e)} ({mode} mode), while `{recv}.forward(x)` runs",
                            unit)
@@ -446,12 +525,9 @@ def check_forward_call(ctx: Ctx) -> Outcome:
             if d > worst:
                 worst, where = d, f"{label} ({mode} mode)"
         compared.append(mode)
-    built = setup.splitlines()[0]
-    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (call_sites.py)
-        built = f"{_ns['__gf_prior_build']}` then `{built}"
     if worst > ctx.tol:
         if hooks:
-            return Outcome("changes-behaviour", f"`{recv}` (built by `{built}`) carries {plural(hooks, 'forward hook')}: "
+            return Outcome("changes-behaviour", f"{how}: `{recv}` carries {plural(hooks, 'forward hook')}: "
                            f"`{recv}(x)` runs {'it' if hooks == 1 else 'them'} and `{recv}.forward(x)` did not, so "
                            f"{where} differs (norm-relative {worst:.1e}); without hooks the two agree by construction",
                            unit)
@@ -461,18 +537,25 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     handle = model.register_forward_hook(lambda *a: seen.append(1))
     try:
         with torch.no_grad(), seeded(SEED_RUN), _quiet():
-            model.forward(*_fresh_inputs(leaves))
+            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
             direct = len(seen)
-            model(*_fresh_inputs(leaves))
+            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
             called = len(seen) - direct
     finally:
         handle.remove()
     hook_txt = (f"a test forward hook ran {plural(called, 'time')} through `{recv}(x)` and {plural(direct, 'time')} "
                 f"through `{recv}.forward(x)`")
     extra = f" ({plural(hooks, 'registered hook')} leave the result unchanged)" if hooks else ""
-    return Outcome("equivalent", f"`{recv}` built by `{built}`, input inferred from its first layer: `{recv}(x)` "
+    return Outcome("equivalent", f"{how}: `{recv}(x)` "
                    f"equals `{recv}.forward(x)` (outputs, parameter and input gradients, eval and train mode, fp64, "
                    f"largest norm-relative difference {worst:.1e}){extra}; {hook_txt}", unit)
+
+
+def _with(fn, kwargs: dict):
+    """`fn` called with fresh copies of `kwargs` after the positional inputs."""
+    if not kwargs:
+        return fn
+    return lambda *xs: fn(*xs, **_fresh_kwargs(kwargs))
 
 
 CHECKS = {

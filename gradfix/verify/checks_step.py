@@ -46,10 +46,11 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
     ns = mod.__dict__
     ns["__gf_loss"] = lambda *outs: projected_loss(flatten(outs))
     with seeded(SEED_BUILD):
-        if model_name not in ns:  # `model = model.to(DEVICE)`: first the file's own build of it (call_sites.py)
-            from .call_sites import prior_build, reads
+        from .call_sites import converted_first, prior_build, reads
 
-            pre = prior_build(ctx.analysis.old_tree, model_name) if reads(setup, model_name) else None
+        base = converted_first(setup) or model_name  # `model = model.to(DEVICE)` then `net = model`: model's build
+        if base not in ns:  # `model = model.to(DEVICE)`: first the file's own build of it (call_sites.py)
+            pre = prior_build(ctx.analysis.old_tree, base) if reads(setup, base) else None
             if pre is not None:
                 exec(compile(pre, "<setup>", "exec"), ns)
                 ns["__gf_prior_build"] = pre

@@ -212,7 +212,13 @@ def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | Non
             try:
                 args, kwargs = _call_site_args(ctx, name, obj, mod, req)
             except Untestable as u:
-                args, kwargs = (), _config_args(ctx, name, obj, mod, req, u)
+                try:
+                    args, kwargs = (), _config_args(ctx, name, obj, mod, req, u)
+                except Untestable as none:
+                    got = _block_args(ctx, name, obj, mod, 0)  # built by its enclosing module (enclosing.py)
+                    if got is None:
+                        raise none from None
+                    args, kwargs = got
             with seeded(SEED_BUILD):
                 return obj(*args, **kwargs), None
         with seeded(SEED_BUILD):
@@ -259,6 +265,35 @@ def _config_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: lis
         ctx.config_plans[name] = plan
     with seeded(SEED_BUILD):
         return plan.kwargs(mod)
+
+
+def _block_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, depth: int) -> tuple[tuple, dict] | None:
+    """The arguments the enclosing module's constructor passes `name`, that module built from a call site, a
+    configuration, or its own enclosing module (enclosing.py); None when none is buildable."""
+    from .enclosing import MAX_DEPTH, block_args
+
+    def holder_args(holder: str, holder_cls: type) -> tuple[tuple, dict] | None:
+        if not issubclass(holder_cls, nn.Module):
+            return None
+        req = required_params(holder_cls.__init__, skip_first=True)
+        if not req:
+            return (), {}
+        try:
+            return _call_site_args(ctx, holder, holder_cls, mod, req)
+        except Untestable as u:
+            try:
+                return (), _config_args(ctx, holder, holder_cls, mod, req, u)
+            except Untestable:
+                return _block_args(ctx, holder, holder_cls, mod, depth + 1) if depth + 1 < MAX_DEPTH else None
+
+    got = block_args(ctx.analysis.old_tree, name, cls, mod, holder_args)
+    if got is None:
+        return None
+    args, kwargs, enc = got
+    note = f"{name} built with the arguments {enc.holder}.__init__ passes it: `{enc.text}`."
+    if note not in ctx.notes:
+        ctx.notes.append(note)
+    return args, kwargs
 
 
 def infer_unit_input(ctx: Ctx, name: str, old: Any, new: Any) -> tuple:

@@ -53,8 +53,9 @@ def _is_cuda_available_call(node: ast.AST) -> bool:
 
 
 def _is_device_value(node: ast.AST) -> bool:
-    """`torch.device("cuda" if torch.cuda.is_available() else "cpu")` and similar pure device expressions."""
-    if _is_literal(node):
+    """`torch.device("cuda" if torch.cuda.is_available() else "cpu")` and similar pure device expressions
+    (`cuda = torch.cuda.is_available()` too: a notebook's flag that `device = "cuda" if cuda else "cpu"` reads)."""
+    if _is_literal(node) or _is_cuda_available_call(node):
         return True
     if isinstance(node, ast.IfExp):
         return (_is_cuda_available_call(node.test) or _is_literal(node.test)) and _is_device_value(
