@@ -47,6 +47,8 @@ SETS = {
     "heldout": (HERE / "heldout_repos.tsv", Path("/work/survey/heldout"), HERE / "verify_heldout_envs.tsv"),
     "heldout2": (HERE / "heldout2_repos.tsv", Path("/work/survey/heldout2"), HERE / "verify_heldout2_envs.tsv"),
     "heldout3": (HERE / "heldout3_repos.tsv", Path("/work/survey/heldout3"), HERE / "verify_heldout3_envs.tsv"),
+    "heldout4a": (HERE / "heldout4a_repos.tsv", Path("/work/survey/heldout4a"), HERE / "verify_heldout4a_envs.tsv"),
+    "heldout4b": (HERE / "heldout4b_repos.tsv", Path("/work/survey/heldout4b"), HERE / "verify_heldout4b_envs.tsv"),
 }
 VERDICTS = ("equivalent", "fixes-crash", "fixes-hazard", "changes-behaviour", "failed", "untestable")
 

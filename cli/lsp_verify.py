@@ -44,8 +44,9 @@ class VerifyManager:
         self._closed = False
         self._verifier = None
         self.unavailable: str | None = None
-        # the verifier enforces its own per-check timeout; this only catches a verifier that hangs
-        self.hang_guard_s = timeout_s * 3 + 240.0
+        # the verifier enforces each check's budget itself; this only catches a verifier that hangs
+        # (None: the worker's start-up grace plus the check's wall-clock backstop, at the load of the moment)
+        self.hang_guard_s: float | None = None
         self._thread = threading.Thread(target=self._run, name="gradfix-verify", daemon=True)
         self._thread.start()
 
@@ -131,7 +132,7 @@ class VerifyManager:
 
         worker = threading.Thread(target=call, name="gradfix-verify-call", daemon=True)
         worker.start()
-        worker.join(self.hang_guard_s)
+        worker.join(self.hang_guard_s if self.hang_guard_s is not None else _hang_guard(self.timeout_s))
         if worker.is_alive() or "error" in box or not box.get("result"):
             self._verifier = None
             threading.Thread(target=_close_quietly, args=(verifier,), daemon=True).start()
@@ -144,6 +145,12 @@ class VerifyManager:
         if verdict not in VERDICT_WORDS:
             verdict = "untestable"
         return verdict, str(getattr(res, "detail", ""))
+
+
+def _hang_guard(timeout_s: float) -> float:
+    from gradfix.verify import budget, verifier as v
+
+    return budget.wall_backstop(timeout_s) + (v.STARTUP_GRACE_S + v.ANSWER_GRACE_S) * budget.load_factor() + 60.0
 
 
 def _close_quietly(verifier) -> None:

@@ -194,7 +194,7 @@ def main() -> None:
 @click.option("--verify", is_flag=True, help="Also run the verifier on each fix and show its verdict (writes nothing).")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of each finding.")
 @jobs_and_cache
-@click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
+@click.option("--timeout", default=20.0, show_default=True, help="CPU seconds per verification check (its own CPU time, not wall time).")
 @click.option("--unsafe-fixes", is_flag=True, help="With --verify, count `changes-behaviour` fixes as applicable.")
 @click.option("--shard", metavar="I/N", default=None, callback=lambda _c, _p, v: _shard(v),
               help="Check only the I-th of N shares of the files (split by path; `gradfix merge` joins the reports).")
@@ -278,7 +278,7 @@ def _reject_all(changes):
 @click.option("--show-fixes", is_flag=True, help="List the fixes per file and rule after the summary.")
 @click.option("--exit-non-zero-on-fix", is_flag=True, help="Exit 1 when a file was changed, even if nothing remains.")
 @jobs_and_cache
-@click.option("--timeout", default=20.0, show_default=True, help="Seconds per verification check.")
+@click.option("--timeout", default=20.0, show_default=True, help="CPU seconds per verification check (its own CPU time, not wall time).")
 @with_verify_env
 def apply(paths, select, ignore, fmt, exit_zero, stdin_filename, diff, interactive, no_verify, unsafe_fixes,
           allow_untestable, show_fixes, exit_non_zero_on_fix, jobs, no_cache, timeout, **env_opts):

@@ -109,6 +109,7 @@ class Containment:
 
     memory_mb: int | None = DEFAULT_MEMORY_MB  # address space a check may add; None: unlimited
     cpu_s: float | None = None  # CPU seconds per check; None: the per-check timeout
+    wall_s: float | None = None  # wall-clock backstop per check; None: budget.wall_backstop of the CPU budget
     file_mb: int | None = 256  # largest file a check may write
     network: bool = False  # False: run the workers in their own network namespace where possible
     roots: list[str] = field(default_factory=list)  # extra import roots (--root)

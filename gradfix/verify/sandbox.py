@@ -27,6 +27,7 @@ import signal
 import sys
 import types
 
+from . import budget
 from . import source as S
 from . import stub_fallback
 
@@ -327,12 +328,14 @@ def set_limits(memory_mb: int | None, cpu_s: float | None, file_mb: int | None) 
     except ImportError:
         return ["memory", "cpu", "file size"]
 
-    def lim(which: int, value: int, what: str) -> None:
+    def lim(which: int, value: int, what: str, hard_too: bool = False) -> None:
         try:
             soft, hard = resource.getrlimit(which)
             if hard != resource.RLIM_INFINITY:
                 value = min(value, hard)
-            resource.setrlimit(which, (value, hard if which != resource.RLIMIT_CPU else hard))
+            if hard_too:  # RLIMIT_CPU: SIGXCPU at the soft limit, SIGKILL a second later if that is ignored
+                hard = value + 1 if hard == resource.RLIM_INFINITY else min(hard, value + 1)
+            resource.setrlimit(which, (value, hard))
         except (ValueError, OSError):
             missing.append(what)
 
@@ -343,7 +346,7 @@ def set_limits(memory_mb: int | None, cpu_s: float | None, file_mb: int | None) 
         else:
             lim(resource.RLIMIT_AS, base + int(memory_mb) * (1 << 20), "memory")
     if cpu_s:
-        lim(resource.RLIMIT_CPU, max(1, int(round(cpu_s))), "cpu")
+        lim(resource.RLIMIT_CPU, budget.cpu_seconds(cpu_s), "cpu", hard_too=True)
     if file_mb:
         lim(resource.RLIMIT_FSIZE, int(file_mb) * (1 << 20), "file size")
     try:
@@ -385,9 +388,13 @@ def _first_alloc(detail: str) -> str:
     return detail[:120]
 
 
-def describe_signal(sig: int, cfg: dict) -> str | None:
-    if sig == getattr(signal, "SIGXCPU", None):
-        return f"the check hit the CPU limit ({cfg.get('cpu_s'):g} s of CPU time; --cpu-limit raises it)"
+def describe_signal(sig: int, cfg: dict, cpu_used: float | None = None) -> str | None:
+    cpu_s = cfg.get("cpu_s")
+    hit_cpu = sig == getattr(signal, "SIGXCPU", None) or (
+        sig == signal.SIGKILL and cpu_s and cpu_used is not None and cpu_used >= budget.cpu_seconds(cpu_s) - 0.05)
+    if hit_cpu:
+        return (f"the check hit the CPU limit ({cpu_s:g} s of CPU time, the check's own, whatever the machine's "
+                f"load; --timeout or --cpu-limit raises it, or define a smaller fixture in gradfix_fixtures.py)")
     if sig == getattr(signal, "SIGXFSZ", None):
         return f"the check hit the file-size limit ({cfg.get('file_mb')} MB per file written)"
     if sig == signal.SIGKILL:

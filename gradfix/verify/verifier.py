@@ -15,11 +15,12 @@ import sys
 import time
 from collections import deque
 
+from . import budget
 from .api import VerifyRequest, VerifyResult
 from .environment import Containment, Interpreter, make_shim, new_scratch, worker_command, worker_env
 
-STARTUP_GRACE_S = 180.0  # importing torch cold can take a while
-ANSWER_GRACE_S = 30.0  # on top of the per-check timeout, for the worker's own overhead
+STARTUP_GRACE_S = 180.0  # importing torch cold can take a while (scaled by the machine's load)
+ANSWER_GRACE_S = 30.0  # on top of the check's wall-clock backstop, for the worker's own overhead
 
 
 class _Worker:
@@ -209,7 +210,7 @@ class Verifier:
         self._ensure_workers(self.jobs)
         if not wait:
             return
-        deadline = time.monotonic() + STARTUP_GRACE_S
+        deadline = time.monotonic() + STARTUP_GRACE_S * budget.load_factor()
         for w in list(self._workers):
             while (not w.ready or (warm and not w.warm)) and time.monotonic() < deadline:
                 ready, _, _ = select.select([w.fd], [], [], max(0.0, deadline - time.monotonic()))
@@ -269,7 +270,9 @@ class Verifier:
                         results[i] = VerifyResult("untestable", f"the request is not JSON-serialisable: {e}", None)
                         continue
                     if w.send(msg):
-                        w.job = (i, time.monotonic() + self.timeout_s + ANSWER_GRACE_S)
+                        # until the worker says it started the check (it may be finishing a warm-up step), the
+                        # start-up grace; then the check's own wall-clock backstop (budget.py)
+                        w.job = (i, time.monotonic() + STARTUP_GRACE_S * budget.load_factor())
                     else:
                         w.job = (i, 0.0)
                         fail_worker(w, "stopped reading requests")
@@ -279,7 +282,8 @@ class Verifier:
                     break
                 continue
             now = time.monotonic()
-            deadlines = [w.job[1] if w.job is not None else w.started + STARTUP_GRACE_S for w in waiting]
+            grace = STARTUP_GRACE_S * budget.load_factor()
+            deadlines = [w.job[1] if w.job is not None else w.started + grace for w in waiting]
             ready, _, _ = select.select([w.fd for w in waiting], [], [], max(0.0, min(deadlines) - now))
             for w, deadline in zip(waiting, deadlines):
                 if w not in self._workers:
@@ -294,6 +298,9 @@ class Verifier:
                             self._hello(w, m)
                         elif "warm" in m:
                             w.warm = True
+                        elif w.job is not None and m.get("id") == w.job[0] and "started" in m:
+                            backstop = m["started"] if isinstance(m["started"], (int, float)) else self.timeout_s
+                            w.job = (w.job[0], time.monotonic() + float(backstop) + ANSWER_GRACE_S)
                         elif w.job is not None and m.get("id") == w.job[0]:
                             results[w.job[0]] = self._annotate(VerifyResult.from_json(m.get("result") or {}))
                             if isinstance(m.get("ms"), (int, float)):
@@ -301,6 +308,6 @@ class Verifier:
                             w.job = None
                 elif time.monotonic() > deadline:
                     fail_worker(w, "did not answer in time" if w.job is not None else
-                                f"did not start within {STARTUP_GRACE_S:g} s")
+                                f"did not start within {grace:.0f} s")
         self.last_stats = {"checks": len(ms), "worker_ms": ms}
         return [r if r is not None else VerifyResult("untestable", "no result (internal error)", None) for r in results]

@@ -33,7 +33,7 @@ import time
 if __package__ in (None, ""):  # started by path: make the package importable
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
-from gradfix.verify import sandbox
+from gradfix.verify import budget, sandbox
 
 os.environ["OMP_NUM_THREADS"] = "1"
 os.environ.setdefault("MKL_NUM_THREADS", "1")
@@ -87,7 +87,7 @@ def reap(block: bool = False) -> None:
 CONFIG: dict = {}  # sandbox settings from the engine (GRADFIX_VERIFY_CONFIG)
 
 
-_LIMITS: dict = {}  # the limits of the check in flight (the CPU limit follows its timeout)
+_LIMITS: dict = {}  # the limits of the check in flight (the CPU budget is its timeout unless --cpu-limit)
 
 
 def _contain() -> None:
@@ -95,22 +95,29 @@ def _contain() -> None:
     sandbox.set_limits(_LIMITS.get("memory_mb"), _LIMITS.get("cpu_s"), _LIMITS.get("file_mb"))
 
 
-def run_forked(run, data: dict, timeout: float) -> dict:
+def run_forked(run, data: dict, timeout: float, started=None) -> dict:
     """Run `run(data)` in a forked child working in a scratch folder that is removed afterwards
     (anything left behind by a process that outlived the check goes with the worker's own
-    scratch folder, which the engine removes)."""
+    scratch folder, which the engine removes).
+
+    `timeout` is the check's CPU budget (`--cpu-limit` overrides it), enforced in the child with
+    RLIMIT_CPU; wall time is only a backstop (budget.wall_backstop). `started(backstop)` is
+    called right before the fork, so that the engine counts the check from there."""
     reap()
     _LIMITS.clear()
     _LIMITS.update(CONFIG)
-    _LIMITS["cpu_s"] = CONFIG.get("cpu_s") or (timeout + 1.0)
+    _LIMITS["cpu_s"] = CONFIG.get("cpu_s") or timeout
+    backstop = CONFIG.get("wall_s") or budget.wall_backstop(_LIMITS["cpu_s"])
     scratch = tempfile.mkdtemp(prefix="check-", dir=CONFIG.get("scratch") or None)
     try:
-        return _run_forked(run, data, timeout, scratch)
+        if started is not None:
+            started(backstop)
+        return _run_forked(run, data, backstop, scratch)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _run_forked(run, data: dict, timeout: float, scratch: str) -> dict:
+def _run_forked(run, data: dict, backstop: float, scratch: str) -> dict:
     r, w = os.pipe()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -159,7 +166,8 @@ def _run_forked(run, data: dict, timeout: float, scratch: str) -> dict:
         os.setpgid(pid, pid)
     except OSError:
         pass
-    deadline = time.monotonic() + timeout
+    t_start = time.monotonic()
+    deadline = t_start + backstop
     chunks: list[bytes] = []
     timed_out = False
     try:
@@ -186,11 +194,12 @@ def _run_forked(run, data: dict, timeout: float, scratch: str) -> dict:
                 kill()
             except OSError:
                 pass
-        os.waitpid(pid, 0)
+        _, _status, usage = os.wait4(pid, 0)
         return {
             "verdict": "untestable",
-            "detail": f"timed out after {_fmt_timeout(timeout)} s (the check was killed; raise the timeout or define a "
-            f"smaller fixture in gradfix_fixtures.py)",
+            "detail": f"timed out: {time.monotonic() - t_start:.0f} s of wall-clock time, the backstop, with "
+            f"{budget.child_cpu_seconds(usage):.1f} s of its {_fmt_timeout(_LIMITS['cpu_s'])} s CPU budget used (the "
+            f"check waits without computing: a sleep, input, a lock, a process of its own; the check was killed)",
             "unit": None,
         }
     data_out = b"".join(chunks).strip()
@@ -209,12 +218,13 @@ def _run_forked(run, data: dict, timeout: float, scratch: str) -> dict:
                 pass
             _ZOMBIES.append(pid)
             return res
-    _, status = os.waitpid(pid, 0)
+    _, status, usage = os.wait4(pid, 0)
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
-    limit = sandbox.describe_signal(os.WTERMSIG(status), _LIMITS) if os.WIFSIGNALED(status) else None
+    limit = (sandbox.describe_signal(os.WTERMSIG(status), _LIMITS, budget.child_cpu_seconds(usage))
+             if os.WIFSIGNALED(status) else None)
     if limit:
         return {"verdict": "untestable", "detail": limit, "unit": None}
     return {
@@ -412,7 +422,8 @@ def main() -> int:
                                                                       error=hello.get("error")), "unit": None}
         else:
             try:
-                res = run_forked(run, msg.get("req") or {}, float(msg.get("timeout") or 20.0))
+                res = run_forked(run, msg.get("req") or {}, float(msg.get("timeout") or 20.0),
+                                 lambda backstop: send({"id": msg.get("id"), "started": backstop}))
             except Exception as e:  # noqa: BLE001
                 res = {"verdict": "untestable", "detail": f"verifier worker error: {type(e).__name__}: {e}", "unit": None}
         send({"id": msg.get("id"), "result": res, "ms": (time.perf_counter() - t0) * 1000.0})
