@@ -147,9 +147,7 @@ class SchedulerBeforeOptimizer(Rule):
                         id(e.node) in seen or not _may_run_in_first_epoch(e) or \
                         not _runs_in_first_pass(e, it.epoch_loop):
                     continue
-                info = scheduler_info(it, e.recv)
-                if info.kind == "plateau" or not is_torch_scheduler(it.index, info.ctor) or \
-                        info.optimizer != step.recv:
+                if not _steps_torch_schedule_of(it, e, step):
                     continue
                 seen.add(id(e.node))
                 yield ctx.finding(e.node, (
@@ -172,9 +170,7 @@ class SchedulerBeforeOptimizer(Rule):
                 if e.op != "sched" or e.nested or e.info.get("args") or id(e.node) in seen or \
                         not _guarded_only_by(e, e.recv):
                     continue
-                info = scheduler_info(it, e.recv)
-                if info.kind == "plateau" or not is_torch_scheduler(it.index, info.ctor) or \
-                        info.optimizer != step.recv:
+                if not _steps_torch_schedule_of(it, e, step):
                     continue
                 seen.add(id(e.node))
                 yield ctx.finding(e.node, (
@@ -367,6 +363,12 @@ def _may_run_in_first_epoch(e) -> bool:
             if isinstance(test_owner, cst.Else):
                 break
     return True
+
+
+def _steps_torch_schedule_of(it, e, step) -> bool:
+    """The scheduler `e` steps is a torch scheduler (not ReduceLROnPlateau) built on the optimizer `step` steps."""
+    info = scheduler_info(it, e.recv)
+    return info.kind != "plateau" and is_torch_scheduler(it.index, info.ctor) and info.optimizer == step.recv
 
 
 RULE = SchedulerBeforeOptimizer
