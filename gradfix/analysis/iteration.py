@@ -216,6 +216,10 @@ class Iteration:
                 target = "opt" if self.kind_of(recv) is Kind.OPTIMIZER or "opt" in rtext.lower() else "model"
                 return [self._ev("zero_grad", call, small, line, path, nested, rtext, target=target,
                                  set_to_none=stn if ok and isinstance(stn, bool) else None)]
+            if meth.startswith("zero_grad") and meth != "zero_grad":
+                # `mlp.zero_grads()`, a course framework's own clear: may clear, so GF205 stays silent,
+                # while GF204's zero_grad rules need torch's own call
+                return [self._ev("opaque", call, small, line, path, nested, rtext)]
             if meth == "step":
                 if is_optimizer_step(call, flow):
                     if self.is_scaler(recv):
