@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import torchapi
+from gradfix.analysis.flow import parallel_elements
+from gradfix.analysis.leaves import requires_grad_set
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import (
-    FACTORIES, CopyChain, append_arg, code_of, copy_chain, insert_before, is_true, kwarg, make_kwarg, method_text,
+    FACTORIES, CopyChain, append_arg, code_of, copy_chain, insert_before, is_optimizer_call, is_true, kwarg, make_kwarg, method_text,
     outermost_chain, stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
 )
 from gradfix.analysis.tree import walk
@@ -255,32 +256,22 @@ def _element_for(stmt: cst.Assign, name: str, value):
     if len(stmt.targets) != 1 or not isinstance(stmt.targets[0].target, (cst.Tuple, cst.List)) or \
             not isinstance(value, (cst.Tuple, cst.List)):
         return value
-    targets, values = stmt.targets[0].target.elements, value.elements
-    if len(targets) != len(values) or any(isinstance(e.value, cst.StarredElement) for e in (*targets, *values)):
-        return None
-    for t, v in zip(targets, values):
-        if isinstance(t.value, cst.Name) and t.value.value == name:
-            return v.value
-    return None
+    pairs = parallel_elements(stmt.targets[0].target, value)
+    return next((v for t, v in pairs or () if isinstance(t, cst.Name) and t.value == name), None)
 
 
 def _flag_set(flow, name: str, start: int, end: int) -> cst.CSTNode | None:
-    """`name.requires_grad = True` or `name.requires_grad_()` as a statement of the flow between steps
-    `start` and `end`: the tensor bound at `start` is then a leaf that requires grad."""
+    """The statement between steps `start` and `end` that turns requires_grad of `name` on
+    (`name.requires_grad = True`, `name.requires_grad_()`), when none turns it off: the tensor bound at
+    `start` is then a leaf that requires grad."""
+    found = None
     for st in flow.steps[start + 1:end]:
-        node = st.node
-        if isinstance(node, cst.Assign) and len(node.targets) == 1 and is_true(node.value):
-            t = node.targets[0].target
-            if isinstance(t, cst.Attribute) and t.attr.value == "requires_grad" and \
-                    isinstance(t.value, cst.Name) and t.value.value == name:
-                return node
-        if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
-            call = node.value
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "requires_grad_" and \
-                    isinstance(call.func.value, cst.Name) and call.func.value.value == name and \
-                    (not call.args or len(call.args) == 1 and is_true(call.args[0].value)):
-                return node
-    return None
+        flag = requires_grad_set(st.node, name)
+        if flag is False:
+            return None
+        if flag:
+            found = st.node
+    return found
 
 
 def _copied_name(call: cst.Call) -> cst.Name | None:
@@ -315,8 +306,7 @@ def _use_after(flow, b) -> str | None:
                 return f"`{b.name}.grad` is read on line {flow.index.position(parent).start.line}"
             cur = parent
             while cur is not None and cur is not st.node:
-                if isinstance(cur, cst.Call) and \
-                        (qualname(cur.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+                if is_optimizer_call(cur, imports):
                     return "it is given to an optimizer"
                 cur = parents.get(cur)
     return None

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis import torchapi
 from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
-    FACTORIES, code_of, copy_chain, is_module_ctor_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
+    FACTORIES, code_of, copy_chain, is_module_ctor_call, is_optimizer_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
 )
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
@@ -336,7 +335,7 @@ _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.Generator
 def _own_optimizer(cls: cst.ClassDef, target: str, imports) -> bool:
     """The class gives `target` (`self.w`) to a torch optimizer somewhere (`torch.optim.SGD([self.w])`)."""
     for node in walk(cls):
-        if isinstance(node, cst.Call) and (qualname(node.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+        if is_optimizer_call(node, imports):
             if any(code_of(n) == target for n in walk(node) if isinstance(n, cst.Attribute)):
                 return True
     return False

@@ -928,23 +928,28 @@ def _short(node, limit: int = 60) -> str:
     return "?" if node is None else shorten(_EMPTY.code_for_node(node), limit)
 
 
-def _parallel_pairs(target, value):
-    """(target, value) per position of `a, b = x, y` when both sides are displays of the same length,
-    nothing is starred, and no value reads a name the statement binds (`a, b = b, a` swaps: each value
-    is read before any binding, so position by position would be wrong); None otherwise."""
-    if not isinstance(value, (cst.Tuple, cst.List)) or len(target.elements) != len(value.elements):
+def parallel_elements(target, value):
+    """(target, value) per position of `a, b = x, y` when both sides are displays of the same length and
+    nothing is starred; None otherwise."""
+    if not isinstance(target, (cst.Tuple, cst.List)) or not isinstance(value, (cst.Tuple, cst.List)) or \
+            len(target.elements) != len(value.elements):
         return None
-    names = set()
-    for el in target.elements:
-        if not isinstance(el.value, cst.Name):
-            return None
-        names.add(el.value.value)
-    for el in value.elements:
-        if isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement):
-            return None
-        if any(isinstance(n, cst.Name) and n.value in names for n in walk(el.value)):
-            return None
+    if any(isinstance(el, cst.StarredElement) or isinstance(el.value, cst.StarredElement)
+           for el in (*target.elements, *value.elements)):
+        return None
     return [(t.value, v.value) for t, v in zip(target.elements, value.elements)]
+
+
+def _parallel_pairs(target, value):
+    """`parallel_elements` when every target is a name and no value reads a name the statement binds
+    (`a, b = b, a` swaps: each value is read before any binding, so position by position would be wrong)."""
+    pairs = parallel_elements(target, value)
+    if pairs is None or not all(isinstance(t, cst.Name) for t, _v in pairs):
+        return None
+    names = {t.value for t, _v in pairs}
+    if any(isinstance(n, cst.Name) and n.value in names for _t, v in pairs for n in walk(v)):
+        return None
+    return pairs
 
 
 def _yields_scaled_loss(expr) -> bool:

@@ -59,7 +59,7 @@ def leaf_ctor(expr, imports, default_float32: bool = False) -> str | None:
     return None
 
 
-def _requires_grad_set(node, name: str) -> bool | None:
+def requires_grad_set(node, name: str) -> bool | None:
     """True / False when the statement `node` turns requires_grad of `name` on / off
     (`w.requires_grad_()`, `w.requires_grad = False`); None when it does neither."""
     if isinstance(node, cst.Expr) and isinstance(node.value, cst.Call):
@@ -113,7 +113,7 @@ def leaf_at(flow, name: str, step: int) -> str | None:
             if b.value is None or leaf_ctor(b.value, flow.index.imports, _default_float32(flow.index)) is None:
                 return None
     for st in flow.steps[step + 1:]:
-        if any(loop in st.loops for loop in here.loops) and _requires_grad_set(st.node, name) is not None:
+        if any(loop in st.loops for loop in here.loops) and requires_grad_set(st.node, name) is not None:
             return None
     reaches = reaching(flow, name, step)
     if not reaches:
@@ -125,7 +125,7 @@ def leaf_at(flow, name: str, step: int) -> str | None:
             return None
         made = leaf_ctor(b.value, flow.index.imports, _default_float32(flow.index))
         between = [st for st in flow.steps[b.step + 1: step] if not flow.exclusive(st.index, step)]
-        flags = [(st, _requires_grad_set(st.node, name)) for st in between]
+        flags = [(st, requires_grad_set(st.node, name)) for st in between]
         flags = [(st, f) for st, f in flags if f is not None]
         if flags:
             if any(f is False for _st, f in flags):
@@ -142,4 +142,4 @@ def leaf_at(flow, name: str, step: int) -> str | None:
     return how
 
 
-__all__ = ["leaf_ctor", "leaf_at"]
+__all__ = ["leaf_ctor", "leaf_at", "requires_grad_set"]

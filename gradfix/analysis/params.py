@@ -426,6 +426,11 @@ def _bound_targets(target: cst.BaseExpression) -> list[cst.BaseExpression]:
     return []
 
 
+def is_optimizer_call(node, imports: ImportMap) -> bool:
+    """`torch.optim.SGD(...)` and the other torch optimizers, however imported."""
+    return isinstance(node, cst.Call) and (qualname(node.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES)
+
+
 def used_as_leaf(node: cst.CSTNode, index) -> str | None:
     """How the value stored from `node` is used as a trainable leaf, or None when nothing shows it:
     given to an optimizer (directly, in a list, or through a name bound to such a list), its
@@ -437,7 +442,7 @@ def used_as_leaf(node: cst.CSTNode, index) -> str | None:
         node = comp  # `ws = [torch.ones(2, requires_grad=True).to(dev) for _ in ...]`: how the list is used
     cur = parents.get(node)
     while cur is not None and not isinstance(cur, (cst.BaseSmallStatement, cst.BaseCompoundStatement)):
-        if isinstance(cur, cst.Call) and (qualname(cur.func, index.imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+        if is_optimizer_call(cur, index.imports):
             return "it is given to an optimizer"
         cur = parents.get(cur)
     name = stored_name(node, index)
@@ -462,7 +467,7 @@ def used_as_leaf(node: cst.CSTNode, index) -> str | None:
     for n in walk(scope):
         if isinstance(n, cst.Attribute) and n.attr.value == "grad" and code_of(n.value) == name:
             return f"`{name}.grad` is read"
-        if isinstance(n, cst.Call) and (qualname(n.func, index.imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES):
+        if is_optimizer_call(n, index.imports):
             for sub in walk(n):
                 if isinstance(sub, (cst.Name, cst.Attribute)) and code_of(sub) in listed:
                     return "it is given to an optimizer"
@@ -577,7 +582,7 @@ def _data_use(node: cst.Attribute, parents, imports) -> bool:
 
 
 __all__ = [
-    "FACTORIES", "PARAMETER_CTORS", "VARIABLE_CTORS", "MOVE_METHODS", "CopyChain", "Move", "copy_chain", "classify_move",
+    "FACTORIES", "PARAMETER_CTORS", "VARIABLE_CTORS", "is_optimizer_call", "MOVE_METHODS", "CopyChain", "Move", "copy_chain", "classify_move",
     "module_alias", "torch_expr_for", "nn_expr", "kwarg", "make_kwarg", "append_arg", "without_arg", "insert_before",
     "code_of", "all_calls", "last_name", "used_as_leaf", "is_module_ctor_call", "trains", "parameter_free_class",
     "outermost_chain",

@@ -20,9 +20,10 @@ import ast
 import inspect
 import types
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Callable
 
 from . import source as S
+from .call_sites import _eval_in as _eval
 
 MAX_DEPTH = 3
 
@@ -128,8 +129,3 @@ def block_args(tree: ast.Module, name: str, cls: type, mod: types.ModuleType,
             return args, kwargs, enc
     return None
 
-
-def _eval(node: ast.expr, ns: dict, where: str) -> Any:
-    expr = ast.Expression(body=node)
-    ast.fix_missing_locations(expr)
-    return eval(compile(expr, where, "eval"), ns)  # noqa: S307

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .runtime import Untestable, fmt_exc
+from .call_sites import _eval_in as _eval
 
 
 # a statement of the method that is not run, and that may change what `m(x)` runs beside `m.forward(x)`
@@ -178,11 +179,6 @@ def build_in_test_method(tree: ast.Module, changed: dict, mod, setup: str, recv:
             + f"; input: the call's own arguments `{_short_text(call_node)}`")
     return MethodUnit(ns.get(recv), tuple(args), kwargs, note, ran)
 
-
-def _eval(node: ast.expr, ns: dict, where: str) -> Any:
-    expr = ast.Expression(body=node)
-    ast.fix_missing_locations(expr)
-    return eval(compile(expr, where, "eval"), ns)  # noqa: S307
 
 
 def _short(st: ast.AST, n: int = 60) -> str:
