@@ -203,7 +203,11 @@ MODULE_RETURNING = frozenset(
         "torch.nn.utils.prune.ln_structured", "torch.nn.utils.prune.custom_from_mask", "torch.nn.utils.prune.remove",
     }
 )
-MODULE_IF_GIVEN_ONE = frozenset({"torch.jit.script", "torch.jit.trace", "torch.compile"})
+MODULE_IF_GIVEN_ONE = frozenset({
+    "torch.jit.script", "torch.jit.trace", "torch.compile",
+    # returns the module it is given, its BatchNorm layers replaced
+    "torch.nn.SyncBatchNorm.convert_sync_batchnorm", "torch.nn.modules.batchnorm.SyncBatchNorm.convert_sync_batchnorm",
+})
 
 
 def is_nn_module_ctor(q: str | None) -> bool:
