@@ -31,406 +31,20 @@ and the detail says so and what it substituted.
 from __future__ import annotations
 
 import copy
-import json
 import math
 
 import torch
 import torch.nn as nn
 
-import libcst as cst
-
-from gradfix.analysis import FileIndex
-from gradfix.analysis import expressions, iteration as IT, loopspec
-
 from .context import Ctx
+from .loop_build import BATCHES, EPOCHS, build_optimizer, build_scheduler, eval_src, unjson
+from .loop_skeleton import Raised, canonical, describe, read_skeletons
 from .runtime import Outcome, Untestable, fmt_exc, rel_diff, seeded
 
-EPOCHS, BATCHES = 2, 3
 TOL = 1e-9
 UNIT = "training loop (synthetic nn.Linear(4, 2), 2 epochs x 3 batches)"
 SYNTHETIC = (f"Checked on a seeded nn.Linear(4, 2) trained {EPOCHS} epochs x {BATCHES} batches, running the loop's "
              f"operations as each version orders them: this checks the loop's operations, not the user's model")
-
-RANK = {"forward": 1, "backward": 2, "accumulate": 3, "unscale": 4, "clip": 5, "grad_op": 5, "step": 6,
-        "update": 7, "grad_op_param": 7.5, "sched": 8, "zero_grad": 9}
-
-
-class _Raised(Exception):
-    def __init__(self, where: str, error: BaseException):
-        super().__init__(str(error))
-        self.where, self.error = where, error
-
-
-# --------------------------------------------------------------------------- reading the iteration
-
-
-def _index(src: str) -> FileIndex:
-    return FileIndex(cst.MetadataWrapper(cst.parse_module(src), unsafe_skip_copy=True))
-
-
-def _json(x):
-    return json.loads(json.dumps(x))
-
-
-DEFAULT_SKELETON = {
-    "batch": [{"op": "zero_grad", "target": "opt", "set_to_none": None}, {"op": "forward"},
-              {"op": "backward", "scaled": False}, {"op": "step", "scaled": False}],
-    "epoch_start": [], "epoch_end": [], "epoch_loop": True, "loop": True, "default": True,
-}
-
-
-def read_skeletons(ctx: Ctx, c: dict) -> tuple[dict, dict, list[str]]:
-    """(original skeleton, rewritten skeleton, notes) from the two sources."""
-    notes: list[str] = []
-    try:
-        idx_old = _index(ctx.req.original)
-    except Exception as e:  # noqa: BLE001
-        raise Untestable(f"the original file cannot be read for the train-loop check: {fmt_exc(e)}")
-    try:
-        idx_new = _index(ctx.req.rewritten)
-    except Exception as e:  # noqa: BLE001
-        raise _Raised("new", e)
-    loop = c.get("loop")
-    if loop:
-        it_old = IT.locate(idx_old, loop["scope"], int(loop["ordinal"]))
-        if it_old is None:
-            raise Untestable(f"no training loop #{loop['ordinal']} in {loop['scope']} of the original")
-        old = _json(loopspec.skeleton(it_old))
-        if c.get("skeleton") is not None and old != c["skeleton"]:
-            raise Untestable("the original's training iteration reads differently from what the rule saw")
-        it_new = IT.locate(idx_new, loop["scope"], int(loop["ordinal"]))
-        if it_new is None:
-            raise _Raised("new", RuntimeError(f"the rewrite has no training loop #{loop['ordinal']} in {loop['scope']}"))
-        new = _json(loopspec.skeleton(it_new))
-    else:
-        old = copy.deepcopy(DEFAULT_SKELETON)
-        new = copy.deepcopy(DEFAULT_SKELETON)
-        notes.append("the file has no training loop the check can read: the canonical loop zero_grad -> forward -> "
-                     "backward -> step stands in for it")
-    stmt = c.get("statement")
-    if stmt:
-        line = int(stmt["line"])
-        for tag, idx, sk in (("old", idx_old, old), ("new", idx_new, new)):
-            found = loopspec.statement_at(idx, line)
-            if found is None:
-                if tag == "old":
-                    raise Untestable(f"no statement at line {line} of the original")
-                raise _Raised("new", RuntimeError(f"no statement at line {line} of the rewrite"))
-            _line, small = found
-            if stmt["mode"] == "grad_op":
-                op = loopspec.grad_op_of(small)
-                if op is None:
-                    if tag == "old":
-                        raise Untestable(f"line {line} of the original is not a gradient or parameter op")
-                    raise _Raised("new", RuntimeError(f"line {line} of the rewrite is not a gradient or parameter op"))
-                _place_op(sk, dict(op=("grad_op"), **_json(_jsonable_op(op))), stmt.get("helper"), notes if tag == "old" else [])
-            elif stmt["mode"] == "freeze":
-                fr = _freeze_of(small)
-                if fr is None:
-                    if tag == "old":
-                        raise Untestable(f"line {line} of the original does not set an attribute to a literal")
-                    raise _Raised("new", RuntimeError(f"line {line} of the rewrite does not set an attribute to a literal"))
-                sk["freeze"] = fr
-    return old, new, notes
-
-
-def _jsonable_op(op: dict) -> dict:
-    out = dict(op)
-    out["args"] = loopspec._jsonable(out["args"]) if out.get("args") is not None else None
-    if out.get("kwargs") is not None:
-        out["kwargs"] = {k: loopspec._jsonable(v) for k, v in out["kwargs"].items()}
-    return out
-
-
-def _place_op(sk: dict, ev: dict, helper: str | None, notes: list[str]) -> None:
-    batch = sk["batch"]
-    if helper:
-        hits = [i for i, e in enumerate(batch) if e["op"] == "helper" and (e.get("code") or "") == helper]
-        if hits:
-            for i in reversed(hits):
-                batch[i] = dict(ev, cond=batch[i].get("cond")) if batch[i].get("cond") else dict(ev)
-            notes.append(f"the statement runs inside `{helper}`, rendered where the loop calls it")
-            return
-    steps = [i for i, e in enumerate(batch) if e["op"] == "step"]
-    if not steps:
-        raise Untestable("the loop has no optimizer step to place the statement around")
-    if ev.get("target") == "grad":
-        batch.insert(steps[0], ev)
-        notes.append("the gradient op is rendered between backward and the optimizer step, where it acts")
-    else:
-        at = steps[-1] + 1
-        while at < len(batch) and batch[at]["op"] == "update":
-            at += 1
-        batch.insert(at, ev)
-        notes.append("the parameter op is rendered right after the optimizer step")
-
-
-def _freeze_of(small) -> dict | None:
-    if isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Attribute):
-        ok, v = expressions.literal_value(small.value)
-        if ok and isinstance(v, bool):
-            return {"attr": small.targets[0].target.attr.value, "value": v}
-    return None
-
-
-# --------------------------------------------------------------------------- canonical order
-
-
-def canonical(sk: dict, sched_kind: str | None, scaler_on: bool) -> dict:
-    """The original's operations in the correct order (see the module docstring)."""
-    batch = [dict(e) for e in sk["batch"] if e["op"] not in ("helper", "opaque")]
-    start = [dict(e) for e in sk.get("epoch_start", [])]
-    end = [dict(e) for e in sk.get("epoch_end", [])]
-    scheds = [e for e in batch + start + end if e["op"] == "sched"]
-    if sched_kind == "epoch" and scheds:
-        batch = [e for e in batch if e["op"] != "sched"]
-        start = [e for e in start if e["op"] != "sched"]
-        end = [e for e in end if e["op"] != "sched"] + [{"op": "sched", "args": False}]
-    else:
-        end = end + [e for e in start if e["op"] == "sched"]
-        start = [e for e in start if e["op"] != "sched"]
-    for e in batch:
-        if e["op"] == "accumulate":
-            e["how"] = "item"
-        if e["op"] == "grad_op":
-            e["inplace"] = True
-    scaled = any(e["op"] == "backward" and e.get("scaled") for e in batch)
-    clips = [e for e in batch if e["op"] == "clip"]
-    if scaler_on and scaled and clips and not any(e["op"] == "unscale" for e in batch):
-        unscale = {"op": "unscale"}
-        if clips[0].get("cond"):
-            unscale["cond"] = clips[0]["cond"]
-        batch.append(unscale)
-
-    def rank(e):
-        if e["op"] == "grad_op" and e.get("target") == "param":
-            return RANK["grad_op_param"]
-        return RANK.get(e["op"], 5)
-
-    batch = [e for _, e in sorted(enumerate(batch), key=lambda p: (rank(p[1]), p[0]))]
-    out = dict(sk, batch=batch, epoch_start=start, epoch_end=end)
-    if "freeze" in sk:
-        out["freeze"] = dict(sk["freeze"], attr="requires_grad")
-    return out
-
-
-def describe(sk: dict) -> str:
-    names = {"zero_grad": "zero_grad", "forward": "forward", "backward": "backward", "unscale": "unscale_",
-             "clip": "clip", "step": "step", "update": "update", "sched": "scheduler", "accumulate": "accumulate",
-             "grad_op": "grad op"}
-    parts = [names.get(e["op"], e["op"]) for e in sk.get("epoch_start", [])]
-    inner = [names.get(e["op"], e["op"]) + (" (if)" if e.get("cond") else "") for e in sk["batch"]
-             if e["op"] not in ("helper", "opaque")]
-    text = " -> ".join(inner)
-    if sk.get("epoch_start"):
-        text = " -> ".join(parts) + " | per batch: " + text
-    if sk.get("epoch_end"):
-        text += " | per epoch: " + " -> ".join(names.get(e["op"], e["op"]) for e in sk["epoch_end"])
-    if sk.get("freeze"):
-        fr = sk["freeze"]
-        text = f"`{fr['attr']} = {fr['value']}` on the weight before training; " + text
-    return text
-
-
-# --------------------------------------------------------------------------- building the run
-
-
-def _unjson(v):
-    if isinstance(v, dict) and set(v) == {"float"}:
-        return float(v["float"])
-    if isinstance(v, list):
-        return [_unjson(x) for x in v]
-    return v
-
-
-def _ctor_class(ctor: str | None, prefix: str):
-    if not ctor or not ctor.startswith(prefix):
-        return None
-    obj = torch
-    for part in ctor.split(".")[1:]:
-        obj = getattr(obj, part, None)
-        if obj is None:
-            return None
-    return obj if isinstance(obj, type) else None
-
-
-_SAFE_BUILTINS = {"min": min, "max": max, "float": float, "int": int, "abs": abs, "pow": pow, "round": round,
-                  "len": len, "range": range}
-
-
-def _eval_src(src: str | None, env: dict):
-    """Evaluate an argument's source against the file's module-level literal constants only."""
-    if not src:
-        return False, None
-    try:
-        code = compile(src, "<arg>", "eval")
-        scope = {k: _unjson(x) for k, x in env.items()}
-        scope.update({"__builtins__": _SAFE_BUILTINS, "math": math})
-        v = eval(code, scope)
-    except Exception:  # noqa: BLE001
-        return False, None
-    if isinstance(v, (bool, int, float, list, tuple)) or callable(v):
-        return True, v
-    return False, None
-
-
-def _literal_args(spec: dict, notes: list[str], what: str) -> tuple[list, dict]:
-    args = []
-    srcs = spec.get("args_src") or []
-    env = spec.get("env") or {}
-    for i, a in enumerate(spec.get("args") or []):
-        if a is None:
-            ok, v = _eval_src(srcs[i] if i < len(srcs) else None, env)
-            if ok:
-                args.append(v)
-                continue
-            rest = srcs[i:] if i < len(srcs) else []
-            notes.append(f"{what}: `{', '.join(rest)}` is not a literal, left at its default")
-            break
-        args.append(_unjson(a))
-    kwargs = {}
-    srcmap = (spec.get("kwargs") or {}).get("__src__", {})
-    for k, v in (spec.get("kwargs") or {}).items():
-        if k == "__src__" or k in ("fused", "foreach", "capturable", "differentiable", "verbose"):
-            continue
-        if v is None:
-            ok, v = _eval_src(srcmap.get(k), env)
-            if ok:
-                kwargs[k] = v
-                continue
-            notes.append(f"{what}: {k}=`{srcmap.get(k, '?')}` is not a literal, left at its default")
-            continue
-        kwargs[k] = _unjson(v)
-    return args, kwargs
-
-
-def build_optimizer(spec: dict | None, params, notes: list[str]):
-    cls = _ctor_class(spec.get("ctor") if spec else None, "torch.optim.")
-    if cls is None or not issubclass(cls, torch.optim.Optimizer):
-        why = "is not constructed in the file" if not spec or not spec.get("ctor") else f"is {spec['ctor']}"
-        notes.append(f"the optimizer {why}: SGD(lr=0.1) stands in for it")
-        return torch.optim.SGD(params, lr=0.1), "SGD(lr=0.1)"
-    args, kwargs = _literal_args(spec, notes, cls.__name__)
-    try:
-        opt = cls(params, *args, **kwargs)
-    except Exception as e:  # noqa: BLE001
-        notes.append(f"{cls.__name__}(...) cannot be built here ({fmt_exc(e)}): SGD(lr=0.1) stands in for it")
-        return torch.optim.SGD(params, lr=0.1), "SGD(lr=0.1)"
-    shown = ", ".join([repr(a) for a in args] + [f"{k}={v!r}" for k, v in kwargs.items()])
-    return opt, f"{cls.__name__}({shown})"
-
-
-_PERIODS = {  # scheduler -> {argument: value that fits 2 epochs x 3 batches}
-    "StepLR": {"step_size": 1}, "MultiStepLR": {"milestones": [1]}, "CosineAnnealingLR": {"T_max": 2},
-    "CosineAnnealingWarmRestarts": {"T_0": 2}, "LinearLR": {"total_iters": 3}, "ConstantLR": {"total_iters": 2},
-    "PolynomialLR": {"total_iters": 4},
-}
-_POS = {  # positional argument names after the optimizer
-    "StepLR": ["step_size", "gamma"], "MultiStepLR": ["milestones", "gamma"], "ExponentialLR": ["gamma"],
-    "CosineAnnealingLR": ["T_max", "eta_min"], "CosineAnnealingWarmRestarts": ["T_0", "T_mult", "eta_min"],
-    "OneCycleLR": ["max_lr", "total_steps", "epochs", "steps_per_epoch"], "CyclicLR": ["base_lr", "max_lr"],
-    "LinearLR": ["start_factor", "end_factor", "total_iters"], "ConstantLR": ["factor", "total_iters"],
-    "PolynomialLR": ["total_iters", "power"], "LambdaLR": ["lr_lambda"], "MultiplicativeLR": ["lr_lambda"],
-}
-
-
-def _safe_lambda(src: str | None, env: dict):
-    ok, f = _eval_src(src, env)
-    if not ok or not callable(f):
-        return None
-    try:
-        float(f(0))
-        float(f(1))
-    except Exception:  # noqa: BLE001
-        return None
-    return f
-
-
-def build_scheduler(spec: dict | None, opt, notes: list[str]):
-    """(scheduler or None, description)."""
-    if spec is None:
-        return None, "no scheduler"
-    ctor = spec.get("ctor")
-    cls = _ctor_class(ctor, "torch.optim.lr_scheduler.")
-    short = cls.__name__ if cls is not None else (ctor or "").rsplit(".", 1)[-1]
-    name = spec.get("name") or "scheduler"
-    if short == "ReduceLROnPlateau":
-        raise Untestable("ReduceLROnPlateau steps on a metric; the check does not render it")
-    if cls is None or short in ("SequentialLR", "ChainedScheduler", "LRScheduler", "_LRScheduler"):
-        if ctor and (ctor.startswith("transformers.") or "schedule" in short):
-            notes.append(f"`{name}` is {short}: a linear warm-up/decay LambdaLR stands in for it")
-            return torch.optim.lr_scheduler.LambdaLR(
-                opt, lambda s: min(1.0, (s + 1) / 2) * max(0.0, (EPOCHS * BATCHES + 1 - s) / (EPOCHS * BATCHES + 1))
-            ), "linear warm-up/decay (stand-in)"
-        why = "is not constructed in the file" if not ctor else f"is {short}"
-        notes.append(f"the scheduler `{name}` {why}: StepLR(step_size=1, gamma=0.5) stands in for it")
-        return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5), "StepLR(step_size=1, gamma=0.5)"
-    pos_names = _POS.get(short, [])
-    given: dict = {}
-    args = spec.get("args") or []
-    srcs = spec.get("args_src") or []
-    for i, a in enumerate(args):
-        if i < len(pos_names):
-            given[pos_names[i]] = (_unjson(a), srcs[i] if i < len(srcs) else None)
-    srcmap = (spec.get("kwargs") or {}).get("__src__", {})
-    for k, v in (spec.get("kwargs") or {}).items():
-        if k != "__src__":
-            given[k] = (_unjson(v), srcmap.get(k))
-    kwargs: dict = {}
-    changed = []
-    env = spec.get("env") or {}
-    overridden = {"OneCycleLR": ("total_steps", "epochs", "steps_per_epoch", "cycle_momentum"),
-                  "CyclicLR": ("step_size_up", "step_size_down", "cycle_momentum")}.get(short, ())
-    for k, (v, src) in given.items():
-        if k in ("verbose", "last_epoch") or k in overridden:
-            continue
-        if k in _PERIODS.get(short, {}):
-            kwargs[k] = _PERIODS[short][k]
-            changed.append(f"{k}={src if v is None else repr(v)} -> {kwargs[k]!r}")
-            continue
-        if k == "lr_lambda":
-            f = _safe_lambda(src, env)
-            if f is None:
-                f = lambda s: 0.5 ** s  # noqa: E731
-                notes.append(f"lr_lambda `{src}` cannot be evaluated alone: `lambda s: 0.5 ** s` stands in for it")
-            kwargs[k] = f
-            continue
-        if v is None:
-            ok, v = _eval_src(src, env)
-            if not ok:
-                notes.append(f"{short}: {k}=`{src}` is not a literal, left at its default")
-                continue
-        kwargs[k] = v
-    for k, v in _PERIODS.get(short, {}).items():
-        if k not in kwargs:
-            kwargs[k] = v
-            changed.append(f"{k}={v!r}")
-    if short == "OneCycleLR":
-        for k in ("epochs", "steps_per_epoch"):
-            kwargs.pop(k, None)
-        kwargs["total_steps"] = EPOCHS * BATCHES + 1
-        kwargs.setdefault("max_lr", 0.1)
-        kwargs["cycle_momentum"] = False
-        changed.append(f"total_steps={EPOCHS * BATCHES + 1}")
-    if short == "CyclicLR":
-        kwargs.setdefault("base_lr", 0.01)
-        kwargs.setdefault("max_lr", 0.1)
-        kwargs["step_size_up"] = 2
-        kwargs["cycle_momentum"] = False
-        changed.append("step_size_up=2")
-    if short == "ExponentialLR":
-        kwargs.setdefault("gamma", 0.5)
-    if short in ("LambdaLR", "MultiplicativeLR") and "lr_lambda" not in kwargs:
-        kwargs["lr_lambda"] = lambda s: 0.5 ** s  # noqa: E731
-    try:
-        sched = cls(opt, **kwargs)
-    except Exception as e:  # noqa: BLE001
-        notes.append(f"{short}(...) cannot be built here ({fmt_exc(e)}): StepLR(step_size=1, gamma=0.5) stands in")
-        return torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5), "StepLR(step_size=1, gamma=0.5)"
-    desc = short
-    if changed:
-        desc += f" with {', '.join(changed)} so that the schedule shows within {EPOCHS * BATCHES} steps"
-    return sched, desc
 
 
 # --------------------------------------------------------------------------- running
@@ -499,7 +113,7 @@ class Setup:
                     args = e["args"] if e.get("args") is not None else self.op_args(e)[0]
                 except Untestable:
                     continue
-                bounds = [abs(float(_unjson(a))) for a in args if isinstance(_unjson(a), (int, float))]
+                bounds = [abs(float(unjson(a))) for a in args if isinstance(unjson(a), (int, float))]
                 bounds = [b for b in bounds if b > 0 and not math.isinf(b)]
                 if bounds:
                     clips.append({"op": "clip", "fn": "value", "value": max(bounds)})
@@ -525,9 +139,9 @@ class Setup:
     def clip_value(self, e: dict):
         v = e.get("value")
         if isinstance(v, dict):
-            v = _unjson(v)
+            v = unjson(v)
         if v is None:
-            ok, v = _eval_src(e.get("value_src"), self.c.get("env") or {})
+            ok, v = eval_src(e.get("value_src"), self.c.get("env") or {})
             if ok and isinstance(v, (int, float)):
                 return float(v)
             note = f"the clip threshold `{e.get('value_src')}` is not a literal: 0.05 stands in for it"
@@ -641,7 +255,7 @@ class Setup:
                         t = p.grad if e.get("target") == "grad" else p.data
                         if t is None:
                             continue
-                        getattr(t, meth)(*[_unjson(a) for a in args], **{k: _unjson(v) for k, v in kwargs.items()})
+                        getattr(t, meth)(*[unjson(a) for a in args], **{k: unjson(v) for k, v in kwargs.items()})
             elif op in ("helper", "opaque"):
                 note = f"`{e.get('code')}(...)` is not rendered (its body is not part of the check)"
                 if note not in notes:
@@ -667,7 +281,7 @@ class Setup:
         except Untestable:
             raise
         except Exception as e:  # noqa: BLE001
-            raise _Raised(tag, e)
+            raise Raised(tag, e)
         trace.opt_state = [v.detach().clone() for st in opt.state.values() for _, v in sorted(st.items())
                            if torch.is_tensor(v)]
         return trace
@@ -677,12 +291,12 @@ class Setup:
         env = self.c.get("env") or {}
         args, kwargs = [], {}
         for src in e.get("arg_srcs") or []:
-            ok, v = _eval_src(src, env)
+            ok, v = eval_src(src, env)
             if not ok:
                 raise Untestable(f"the gradient op's argument `{src}` is neither a literal nor a module constant")
             args.append(v)
         for k, src in (e.get("kw_srcs") or {}).items():
-            ok, v = _eval_src(src, env)
+            ok, v = eval_src(src, env)
             if not ok:
                 raise Untestable(f"the gradient op's argument {k}=`{src}` is neither a literal nor a module constant")
             kwargs[k] = v
@@ -760,7 +374,7 @@ def check_train_loop(ctx: Ctx) -> Outcome:
         sk_old, sk_new, notes = read_skeletons(ctx, c)
     except Untestable as u:
         return Outcome("untestable", str(u), UNIT)
-    except _Raised as r:
+    except Raised as r:
         return Outcome("failed", f"the rewrite cannot be read: {fmt_exc(r.error)}", UNIT)
     for tag, sk in (("original", sk_old),):
         backs = [e for e in sk["batch"] if e["op"] == "backward"]
@@ -780,16 +394,16 @@ def check_train_loop(ctx: Ctx) -> Outcome:
         run_notes: list[str] = []
         try:
             t_old = setup.run(sk_old, "old", run_notes)
-        except _Raised as r:
+        except Raised as r:
             return Outcome("untestable", f"the original loop raises {fmt_exc(r.error)} on the synthetic model", UNIT)
         try:
             t_new = setup.run(sk_new, "new", [])
-        except _Raised as r:
+        except Raised as r:
             return Outcome("failed", f"the rewritten loop raises {fmt_exc(r.error)} on the synthetic model "
                            f"({describe(sk_new)})", UNIT)
         try:
             t_ref = setup.run(canon, "ref", [])
-        except _Raised as r:
+        except Raised as r:
             return Outcome("untestable", f"the canonical order raises {fmt_exc(r.error)} on the synthetic model", UNIT)
     except Untestable as u:
         return Outcome("untestable", str(u), UNIT)
@@ -835,8 +449,8 @@ def _gmax(ts: list) -> float:
 
 
 def _bounds(e: dict) -> tuple[float, float] | None:
-    args = [_unjson(a) for a in (e.get("args") or [])]
-    kwargs = {k: _unjson(v) for k, v in (e.get("kwargs") or {}).items()}
+    args = [unjson(a) for a in (e.get("args") or [])]
+    kwargs = {k: unjson(v) for k, v in (e.get("kwargs") or {}).items()}
     lo = args[0] if args else kwargs.get("min")
     hi = args[1] if len(args) > 1 else kwargs.get("max")
     if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
