@@ -47,6 +47,8 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
     func = call.func
     if isinstance(func, cst.Attribute) and func.attr.value == "backward":
         recv = func.value
+        if hand_written_backward(flow.index) and not _shown_tensor(recv, flow):
+            return None  # `model.backward(dout)` of a NumPy-from-scratch course: not autograd's backward
         if not call.args or call.args[0].keyword is not None:
             # loss.backward() / scaler.scale(loss).backward()
             if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value == "scale" \
@@ -65,6 +67,51 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
         if q == "torch.autograd.backward" or isinstance(recv, cst.Name):
             return call.args[0].value, call.args[0]
     return None
+
+
+def hand_written_backward(index) -> bool:
+    """The file defines, or imports from the project, a class with its own `backward` method that is not a
+    `torch.autograd.Function` (a NumPy layer, a from-scratch model, a loss object with hand-written gradients).
+    There `x.backward(...)` may be that method, so only a receiver shown to be a tensor is autograd's."""
+    def compute() -> bool:
+        for cls in index.classes.values():
+            if not _autograd_function(cls, index) and any(
+                    isinstance(st, cst.FunctionDef) and st.name.value == "backward"
+                    for st in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())):
+                return True
+        project = index.project
+        return project is not None and any(project.hand_written_backward(q) for q in
+                                           {*index.imports.aliases.values(), *project.star_imports()})
+    return index.memo("loops.hand_written_backward", compute)
+
+
+def _autograd_function(cls: cst.ClassDef, index) -> bool:
+    for base in cls.bases:
+        q = qualname(base.value, index.imports) or ""
+        if q.startswith("torch.autograd.") or q.endswith("Function") or q.startswith("torch.nn."):
+            return True
+    return False
+
+
+def _shown_tensor(recv, flow: Flow) -> bool:
+    """The receiver of `.backward()` is a value, not an object a hand-written class may have built:
+    `loss` bound to a tensor or to a call's result (`loss = criterion(out, y)`), `(a + b)`,
+    `criterion(out, y).backward()`, `scaler.scale(loss)`, `torch.autograd.backward(...)`. A function
+    parameter, a global, an attribute (`self.net`) or a name bound to a class's construction is not."""
+    if isinstance(recv, cst.Name):
+        b = flow.env.get(recv.value)
+        if b is None:
+            return False
+        if b.kind in TENSORISH:
+            return True
+        if b.step < 0 or not isinstance(b.value, cst.Call):
+            return False
+        head = b.value.func
+        last = head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) else ""
+        return not last[:1].isupper() and b.kind is not Kind.OTHER
+    if isinstance(recv, cst.Attribute):
+        return qualname(recv, flow.index.imports) == "torch.autograd"
+    return isinstance(recv, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript))
 
 
 def calls_backward(st: Step, flow: Flow) -> bool:

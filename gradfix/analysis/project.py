@@ -292,6 +292,11 @@ def _built_class(value: ast.expr, qualify) -> str | None:
     return None
 
 
+def _hand_written(s: FileSummary, cls: str) -> bool:
+    return f"{cls}.backward" in s.functions and not any(
+        b.startswith(("torch.autograd.", "torch.nn.")) or b.endswith("Function") for b in s.classes[cls])
+
+
 def resolve_relative(module: str | None, level: int, package: str | None) -> str | None:
     """`from ..a import b` inside package `p.q` -> `p.a` (None when it climbs out of the package)."""
     if not level:
@@ -552,6 +557,17 @@ class ProjectIndex:
         # an exemption: a class whose bases the index cannot see (`nn` from a star import) still counts
         return hit is not None and hit[1] in hit[0].clears and self.is_module_class(hits[0], near) is not False
 
+    def hand_written_backward(self, qualname: str, near: str | None = None) -> bool:
+        """A project class with its own `backward` method that is no autograd Function or nn.Module (a NumPy
+        layer or from-scratch model): `x.backward(...)` in its importers may be that method."""
+        hit = self._resolve(qualname, near)
+        if hit is None:
+            # `from exercise.layers import *`: any such class of that module
+            path = self._module_file(qualname, near)
+            s = self._files.get(path) if path is not None else None
+            return s is not None and any(_hand_written(s, c) for c in s.classes)
+        return hit[1] in hit[0].classes and _hand_written(hit[0], hit[1])
+
     # -- call sites across files ---------------------------------------------
     def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
         """(caller path, site) for each call in another file that resolves to `function` of `path`."""
@@ -654,7 +670,14 @@ class ProjectView:
     def forward_clears(self, qualname: str) -> bool:
         return self.project.forward_clears(qualname, self.path)
 
+    def hand_written_backward(self, qualname: str) -> bool:
+        return self.project.hand_written_backward(qualname, self.path)
+
+    def star_imports(self) -> tuple[str, ...]:
+        own = self.project.summary(self.path)
+        return own.stars if own is not None else ()
+
     def facts(self, qualnames) -> tuple:
         """What this file reads from the project, for the incremental parser's reuse key."""
-        return tuple((q, self.is_module_class(q), self.parameter_free(q), self.module_factory(q) is not None)
-                     for q in sorted(qualnames))
+        return tuple((q, self.is_module_class(q), self.parameter_free(q), self.module_factory(q) is not None,
+                      self.hand_written_backward(q)) for q in sorted(qualnames))
