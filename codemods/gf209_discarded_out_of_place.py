@@ -106,6 +106,8 @@ class DiscardedOutOfPlace(Rule):
                     kind = reads.kind if reads is not None else flow.classify(recv)[0]
                     if kind not in TENSORISH and not _passed_tensor(flow, recv):
                         continue
+                    if _fresh_temporary(recv, ctx.index):
+                        continue  # `torch.zeros(1).cuda()`: run for its effect (the CUDA context); nothing kept
                     context = "tensor"
                 done.add(id(small))
                 yield self._finding(ctx, flow, st, small, call, meth, context)
@@ -213,3 +215,18 @@ def _is_param(flow, root) -> bool:
 
 
 RULE = DiscardedOutOfPlace
+
+
+def _fresh_temporary(recv, index) -> bool:
+    """A receiver made in the statement itself by a torch factory (`torch.zeros(1)`, `torch.randn(2).float()`):
+    no name or attribute holds it, so no tensor of the program is left unchanged by discarding the result."""
+    node = recv
+    while isinstance(node, (cst.Call, cst.Attribute)):
+        if isinstance(node, cst.Call):
+            node = node.func
+            continue
+        node = node.value
+    if not isinstance(node, cst.Name) or not isinstance(recv, cst.Call):
+        return False
+    return index.imports.is_module(node) and (index.imports.resolve(node.value) or "").split(".")[0] == "torch"
+
