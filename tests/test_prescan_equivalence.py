@@ -191,3 +191,19 @@ def test_gf304_skips_containers_that_cannot_hold_module_constructors(engine, val
 def test_gf304_keeps_containers_of_modules(engine, value, fill):
     kept, found = _same(engine, GF304_CASE.format(value=value, fill=fill))
     assert "GF304" in kept and [f.rule for f in found] == ["GF304"]
+
+
+def test_gf101_module_built_in_place_by_a_parallel_assignment_elsewhere(engine):
+    # the module is bound at module level, each name of the parallel assignment alone (`_parallel_pairs`);
+    # the function calling it has no in-place op of its own
+    source = (
+        "import torch\nimport torch.nn as nn\n\n"
+        "ACT, N = nn.ReLU(True), 3\n\n\n"
+        "def head(x, w):\n"
+        "    h = torch.sigmoid(x @ w)\n"
+        "    return ACT(h)\n\n\n"
+        "def main():\n"
+        "    return head(torch.ones(2, 2), nn.Parameter(torch.ones(2, 2)))\n"
+    )
+    kept, found = _same(engine, source)
+    assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 9)]
