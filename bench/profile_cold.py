@@ -78,6 +78,8 @@ def main() -> None:
     rows.append(("  ast.parse of the files libcst parses", ast_kept))
     cst_kept = least(lambda: [cst.parse_module(files[p]) for p in kept])
     rows.append(("  libcst parse of those files", cst_kept))
+    if os.environ.get("BREAKDOWN", "1") != "0":
+        rows.extend(breakdown(engine, files, kept))
     lines = sum(s.count("\n") for s in files.values())
     kept_lines = sum(files[p].count("\n") for p in kept)
     print(f"{len(files)} files, {lines} lines; libcst parses {len(kept)} files, {kept_lines} lines")
@@ -87,6 +89,60 @@ def main() -> None:
           f"{lint - ast_kept - cst_kept:7.2f} s")
     print(f"one run's phases (imports + read + index + lint): "
           f"{rows[0][1] + rows[1][1] + rows[2][1] + lint:.2f} s CPU")
+
+
+def breakdown(engine, files: dict[str, str], kept: list[str]) -> list[tuple[str, float]]:
+    """The rest of `lint_source` on the files libcst parses, one more run with timers: the tree index
+    (children and parents), pre-order spans, flows (`Flow.__init__`, built lazily by the first rule that
+    asks) and each rule's `check` (its own work: the flows it builds first are subtracted)."""
+    import libcst as cst
+
+    from gradfix.analysis import fileindex, flow as flow_module, tree as tree_module
+    from gradfix.engine import _python_tree
+
+    spent: dict[str, float] = {}
+    stack: list[float] = []          # time spent in nested timed calls, per open frame
+
+    def timed(label, fn):
+        def wrapper(*a, **k):
+            stack.append(0.0)
+            t = time.process_time()
+            try:
+                return fn(*a, **k)
+            finally:
+                total = time.process_time() - t
+                inner = stack.pop()
+                spent[label] = spent.get(label, 0.0) + total - inner
+                if stack:
+                    stack[-1] += total
+        return wrapper
+
+    saved = (fileindex.index_tree, fileindex.preorder_spans, flow_module.Flow.__init__)
+    fileindex.index_tree = timed("tree index (children, parents)", tree_module.index_tree)
+    fileindex.preorder_spans = timed("pre-order spans", tree_module.preorder_spans)
+    flow_module.Flow.__init__ = timed("flows (Flow.__init__)", saved[2])
+    checks = {}
+    for r in engine.rules:
+        checks[r] = r.check
+        r.check = timed(f"rule {r.id}", lambda ctx, _c=r.check: list(_c(ctx)))
+    try:
+        hints = getattr(engine, "rule_hints", {})
+        for p in kept:
+            text = files[p]
+            hint = hints.get(p)
+            rules = [r for r in engine.rules if hint is None or r.id in hint[1]]
+            if hint is None:
+                rules = engine.rules_for(_python_tree(text), text, p)
+            engine._findings(cst.parse_module(text), text, p, _python_tree(text), rules=rules)
+    finally:
+        fileindex.index_tree, fileindex.preorder_spans, flow_module.Flow.__init__ = saved
+        for r, c in checks.items():
+            r.check = c
+    rules = sorted((v, k) for k, v in spent.items() if k.startswith("rule "))
+    out = [(f"  {k}", v) for k, v in spent.items() if not k.startswith("rule ")]
+    out.append(("  rules, own work (sum)", sum(v for v, _ in rules)))
+    out += [(f"    {k}", v) for v, k in reversed(rules) if v >= 0.05]
+    return out
 
 
 if __name__ == "__main__":

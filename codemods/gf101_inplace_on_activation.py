@@ -10,6 +10,7 @@ from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.loops import calls_backward
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
+from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
 from gradfix.analysis.trainstep import torch_alias
 from gradfix.analysis.tree import walk
@@ -45,16 +46,9 @@ def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
 
 # Where each in-place-capable activation or dropout takes `inplace` positionally (module constructors and
 # their functional forms, whose first argument is the input).
-_INPLACE_POSITION = {
-    "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0,
-    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
-    "LeakyReLU": 1, "ELU": 1, "CELU": 1, "Threshold": 2, "Hardtanh": 2,
-}
-_INPLACE_FUNCTIONAL_POSITION = {
-    "relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "elu": 2,
-    "celu": 2, "leaky_relu": 2, "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3,
-    "alpha_dropout": 3, "threshold": 3, "hardtanh": 3,
-}
+# the tables live with the other torch facts: the pre-pass (analysis/gradscopes.py) reads them too
+_INPLACE_POSITION = torchapi.INPLACE_MODULE_POSITION
+_INPLACE_FUNCTIONAL_POSITION = torchapi.INPLACE_FUNCTIONAL_POSITION
 
 
 def _constructor_call(index, flow, func) -> cst.Call | None:

@@ -49,8 +49,9 @@ class DetachAliasMutated(Rule):
 
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): every finding is a `x.detach()` call kept somewhere (flow.detaches,
-        `_detach_call`)."""
-        return "detach" in facts.called_attrs
+        `_detach_call`), and a mutation of the same flow after it, where `flow.holds` the source's grad is True
+        (`_hazard_shown`): a scope with both that may hold a value requiring grad (analysis/gradscopes.py)."""
+        return "detach" in facts.called_attrs and facts.grad_detach_mutated
 
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():

@@ -32,7 +32,12 @@ or attribute reaches every function of the file with that last name, and every c
 every `forward`.
 
 The same walk records, per scope, the discarded `x.<method>(...)` statements whose receiver a flow
-may classify as a tensor (GF209's condition, `Facts.discarded_on_tensors`).
+may classify as a tensor (GF209's condition, `Facts.discarded_on_tensors`): a name counts only when
+one of the scope's bindings of it may be tensor-typed (`_tensor_bindings`: not a literal, a display,
+a comparison, a call of a builtin the file does not rebind, a `with` or an unpacking `for` target),
+and the scopes with a `.detach()` call and an in-place op (GF102's condition, `grad_detach_mutated`).
+A call given a literal True counts as in place only when its callee may be an activation or dropout
+(its functional form, or a constructor of one: torchapi.INPLACE_FUNCTIONAL_POSITION / _MODULE_POSITION).
 
 tests/test_prepass.py checks the golden cases against these conditions; bench/same_findings.py
 compares every finding of the survey sets and the pinned corpus before and after a change here.
@@ -54,7 +59,8 @@ class Scope:
     """What the ast shows of one scope's own code."""
 
     __slots__ = ("name", "has_params", "calls", "any_call", "source", "inplace", "called_names", "bound",
-                 "stored", "discarded", "true_call", "params", "receivers")
+                 "stored", "tensor_bound", "builtin_bound", "discarded", "true_call", "params", "receivers",
+                 "detach")
 
     def __init__(self, name: str | None, has_params: bool):
         self.name = name
@@ -66,12 +72,16 @@ class Scope:
         self.called_names: set[str] = set()  # names called (or whose .forward is called) directly
         self.bound: set[str] = set()         # names it assigns, or parameters it annotates
         self.stored: set[str] = set()        # every name it stores (assignments, loop and `with` targets, ...)
+        # names a binding of the flow may make tensor-typed (`_tensor_bindings`); builtin callees resolved last
+        self.tensor_bound: set[str] = set()
+        self.builtin_bound: list[tuple[str, str]] = []  # (name, builtin) of `name = set()`-like bindings
         self.params: dict[str, bool] = {}    # its parameters but `self` / `cls`: annotated?
         self.receivers: list[tuple[str, str]] = []  # (method, name) of discarded `name.<method>(...)`
         # methods of the `x.<method>(...)` statements whose value is dropped and whose receiver may be
         # a tensor (what GF209's `flow.classify(recv)` can find tensor-typed, see `_tensor_receiver`)
         self.discarded: set[str] = set()
         self.true_call = False               # a call given a literal True (`F.relu(h, inplace=True)`)
+        self.detach = False                  # a `x.detach()` call (GF102: flow.detaches)
 
 
 def _last(func) -> str | None:
@@ -130,6 +140,60 @@ def _tensor_receiver(recv) -> str | bool:
     return not isinstance(recv, _NEVER_TENSOR)
 
 
+# builtins whose call `classify` never finds tensor-typed (a Name callee that is not a module binding and
+# resolves to no torch name: the file must not import, define or assign the name, checked after the walk)
+_BUILTIN_CALLS = frozenset({"set", "list", "dict", "tuple", "frozenset", "str", "bytes", "int", "float", "bool",
+                            "len", "sorted", "repr", "format", "isinstance", "hasattr", "getattr", "vars", "id",
+                            "object", "range", "enumerate", "zip", "open", "print", "type"})
+# values `classify` gives a kind other than tensor or parameter whatever the names in them (a number, a
+# string, a display or comprehension: OTHER; a comparison, a boolean operation, a lambda, ...: UNKNOWN)
+_NOT_TENSOR_VALUES = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp,
+                      ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.Compare, ast.BoolOp, ast.Await, ast.Yield,
+                      ast.YieldFrom, ast.NamedExpr)
+
+
+def _value_kind(value) -> str | bool:
+    """Whether `classify(value)` may be TENSOR or PARAMETER (True), never (False), or only if the builtin
+    returned is not rebound in the file (a call `set()`): an over-approximation of flow_classify.py, which
+    gives a tensor only through a name, a call, or an operation, subscript or attribute of one."""
+    t = type(value)
+    if isinstance(value, _NOT_TENSOR_VALUES):
+        return False
+    if t is ast.UnaryOp:
+        return _value_kind(value.operand)
+    if t is ast.Subscript or t is ast.Attribute:
+        return _value_kind(value.value)
+    if t is ast.Call and type(value.func) is ast.Name and value.func.id in _BUILTIN_CALLS:
+        return value.func.id
+    return True
+
+
+def _tensor_bindings(sc: "Scope", n) -> None:
+    """The names a statement binds in the scope's flow with a kind that may be tensor-typed (flow.py's
+    bindings of a name: an assignment or annotated assignment with a value, classified; a name unpacked
+    from a tuple target, which keeps a tensor kind; a `for` target over `.parameters()` / `.buffers()`,
+    PARAMETER; every other `for` target, `with ... as`, def and class is UNKNOWN or OTHER)."""
+    t = type(n)
+    if t is ast.Assign or t is ast.AnnAssign:
+        if n.value is None:
+            return
+        for tgt in (n.targets if t is ast.Assign else [n.target]):
+            if type(tgt) is ast.Name:
+                how = _value_kind(n.value)
+                if how is True:
+                    sc.tensor_bound.add(tgt.id)
+                elif how:
+                    sc.builtin_bound.append((tgt.id, how))
+            elif type(tgt) in (ast.Tuple, ast.List, ast.Starred):
+                # parallel pairs are classified one by one: any name in the target may be a tensor
+                sc.tensor_bound.update(x.id for x in ast.walk(tgt) if type(x) is ast.Name)
+    elif t is ast.For or t is ast.AsyncFor:
+        it = n.iter
+        if type(n.target) is ast.Name and type(it) is ast.Call and type(it.func) is ast.Attribute \
+                and it.func.attr in ("parameters", "buffers"):
+            sc.tensor_bound.add(n.target.id)
+
+
 def _members(cls: ast.ClassDef):
     """The functions and classes a class body defines, through its compound statements (no flow walks a
     class body's own statements)."""
@@ -148,8 +212,19 @@ def _true_arg(call: ast.Call) -> bool:
         type(k.value) is ast.Constant and k.value.value is True for k in call.keywords)
 
 
-def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> list[Scope]:
-    """The file's scopes, module first (FileIndex.scopes()' set, in another order)."""
+def _built_in_place(value, ctors: frozenset[str] | None) -> bool:
+    """`value` (or an element of a tuple or list display: parallel assignments bind each alone) is a call
+    given a literal True whose callee's last name may be one of `ctors` (None: any callee)."""
+    values = value.elts if type(value) in (ast.Tuple, ast.List) else (value,)
+    return any(type(v) is ast.Call and _true_arg(v) and (ctors is None or _last(v.func) in ctors) for v in values)
+
+
+def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
+         inplace_functions: frozenset[str] | None = None, inplace_ctors: frozenset[str] | None = None) -> list[Scope]:
+    """The file's scopes, module first (FileIndex.scopes()' set, in another order). `inplace_functions`: the
+    last names a call given a literal True must have to run in place (`F.relu(h, inplace=True)`);
+    `inplace_ctors`: those of a call building a module that runs in place (`nn.ReLU(True)`, also seen through
+    `.cuda()` and `weight_norm(...)`); None: any name."""
     classes: dict[str, tuple[set[str], set[str]]] = {}
     for stmt in tree.body:
         if type(stmt) is ast.ClassDef:
@@ -218,6 +293,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
                         sc.source = True
                     if attr in INPLACE_METHODS or is_inplace_method(attr):
                         sc.inplace = True
+                    elif attr == "detach":
+                        sc.detach = True
                 elif type(func) is ast.Name:
                     sc.called_names.add(func.id)
                 if last in parameter_names:
@@ -225,7 +302,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
                 for k in n.keywords:
                     if k.arg == "requires_grad":
                         sc.source = True
-                if true_arg and _true_arg(n):
+                if true_arg and _true_arg(n) and (inplace_functions is None or last in inplace_functions):
                     sc.true_call = True
             elif t is ast.Assign:
                 for tgt in n.targets:
@@ -246,6 +323,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
             elif t is ast.Name:
                 if type(n.ctx) is ast.Store:
                     sc.stored.add(n.id)
+            if t in _BINDERS:
+                _tensor_bindings(sc, n)
             elif t is ast.Expr:
                 value = n.value
                 if type(value) is ast.Call and type(value.func) is ast.Attribute:
@@ -257,7 +336,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
             if true_arg and t in _BINDERS:
                 # a binding's value (`visible_bindings`): an assignment's right side, a loop's iterable
                 value = n.iter if t in (ast.For, ast.AsyncFor) else n.value
-                if type(value) is ast.Call and _true_arg(value):
+                if _built_in_place(value, inplace_ctors):
                     for tgt in (n.targets if t is ast.Assign else [n.target]):
                         for x in ast.walk(tgt):
                             if type(x) is ast.Name:
@@ -273,9 +352,23 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
     # `forward` of a module class) or of unknown type that call sites in the file may show to be one
     # (`_passed_tensor`: a resolved call of the function, by its name)
     called = {name for sc in scopes for name in sc.calls}
+    # a builtin callee is a builtin only when no scope of the file binds its name and no import or
+    # definition does (`classify` resolves a name through the imports, `from m import *` included, and a
+    # module binding makes a call of it a tensor)
+    if any(sc.builtin_bound for sc in scopes):
+        rebound = {name for sc in scopes for name in sc.stored}
+        for x in ast.walk(tree):
+            if type(x) is ast.alias:
+                rebound.add(x.asname or x.name.split(".")[0])
+                if x.name == "*":
+                    rebound |= _BUILTIN_CALLS
+            elif type(x) in _DEFS or type(x) is ast.ClassDef:
+                rebound.add(x.name)
+        for sc in scopes:
+            sc.tensor_bound.update(name for name, builtin in sc.builtin_bound if builtin in rebound)
     for sc in scopes:
         for meth, name in sc.receivers:
-            if name in sc.stored:
+            if name in sc.tensor_bound:
                 sc.discarded.add(meth)
             elif name in sc.params and (sc.params[name] or sc.name == "forward" or sc.name in called):
                 sc.discarded.add(meth)
@@ -287,10 +380,10 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool) -> l
     return scopes
 
 
-def grad_inplace_scopes(scopes: list[Scope]) -> int:
-    """How many scopes have an in-place op (an augmented or item assignment, a `x.<name>_()` call, a call
-    given a literal True, or a call of a name or attribute assigned such a call: an `inplace=True` module)
-    and may hold a value that requires grad. 0: GF101 can report nothing in the file."""
+def grad_scopes(scopes: list[Scope]) -> set[int]:
+    """The ids of the scopes that may hold a value requiring grad: a source of their own, or a function with
+    parameters that such a scope may call (the least fixed point; calls resolved by last name, and every
+    call may reach every `forward`)."""
     by_name: dict[str, list[Scope]] = {}
     forwards: list[Scope] = []
     for sc in scopes:
@@ -309,4 +402,20 @@ def grad_inplace_scopes(scopes: list[Scope]) -> int:
             if id(t) not in reached:
                 reached.add(id(t))
                 work.append(t)
+    return reached
+
+
+def grad_inplace_scopes(scopes: list[Scope], reached: set[int] | None = None) -> int:
+    """How many scopes have an in-place op (an augmented or item assignment, a `x.<name>_()` call, a call
+    given a literal True, or a call of a name or attribute assigned such a call: an `inplace=True` module)
+    and may hold a value that requires grad. 0: GF101 can report nothing in the file."""
+    reached = grad_scopes(scopes) if reached is None else reached
     return sum(1 for sc in scopes if sc.inplace and id(sc) in reached)
+
+
+def grad_detach_mutated(scopes: list[Scope], reached: set[int] | None = None) -> bool:
+    """A scope with a `x.detach()` call and an in-place op that may hold a value requiring grad: GF102
+    reports a detached copy mutated in place (a mutation of the flow: an augmented or item assignment, an
+    in-place method) only when `flow.holds` the source's grad is True in the same flow (`_hazard_shown`)."""
+    reached = grad_scopes(scopes) if reached is None else reached
+    return any(sc.detach and sc.inplace and id(sc) in reached for sc in scopes)

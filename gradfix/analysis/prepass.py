@@ -58,7 +58,18 @@ class Facts:
         from gradfix.analysis.gradscopes import scan
 
         names = frozenset({"Parameter"} | {local for local, name in self.imported_as if name == "Parameter"})
-        return scan(self.tree, names, self.true_arg)
+        return scan(self.tree, names, self.true_arg, self._local_names(_INPLACE_FUNCTIONS),
+                    self._local_names(_INPLACE_CTORS))
+
+    def _local_names(self, names: frozenset[str]) -> frozenset[str]:
+        """`names` and the local names the file's imports give them (`from torch.nn import ReLU as R`)."""
+        return names | {local for local, name in self.imported_as if name in names}
+
+    @cached_property
+    def _grad_scopes(self) -> set[int]:
+        from gradfix.analysis.gradscopes import grad_scopes
+
+        return grad_scopes(self.scopes)
 
     @cached_property
     def grad_inplace_scopes(self) -> int:
@@ -68,7 +79,17 @@ class Facts:
             return 1
         from gradfix.analysis.gradscopes import grad_inplace_scopes
 
-        return grad_inplace_scopes(self.scopes)
+        return grad_inplace_scopes(self.scopes, self._grad_scopes)
+
+    @cached_property
+    def grad_detach_mutated(self) -> bool:
+        """A scope with a `.detach()` call and an in-place op that may hold a value requiring grad
+        (analysis/gradscopes.py). Without a tree: True."""
+        if self.scopes is None:
+            return True
+        from gradfix.analysis.gradscopes import grad_detach_mutated
+
+        return grad_detach_mutated(self.scopes, self._grad_scopes)
 
     def discarded_on_tensors(self, methods: frozenset[str]) -> bool:
         """A statement `x.<method>(...)` (one of `methods`) whose receiver a flow may find tensor-typed: a
@@ -162,6 +183,7 @@ class Facts:
         for cls in self.tree.body:
             if type(cls) is not ast.ClassDef or not cls.bases:
                 continue
+            filled: set[str] | None = None
             for init in cls.body:
                 if type(init) not in (ast.FunctionDef, ast.AsyncFunctionDef) or init.name != "__init__":
                     continue
@@ -171,12 +193,72 @@ class Facts:
                         if type(target) is ast.Attribute and type(target.value) is ast.Name \
                                 and target.value.id == "self":
                             kind = type(node.value)
-                            container = container or kind in _CONTAINERS
                             call = call or kind is ast.Call
+                            if container or kind not in _CONTAINERS:
+                                continue
+                            if _calls_only(node.value):
+                                container = True
+                            elif type(node.value) in (ast.List, ast.Dict) and not _elements(node.value):
+                                if filled is None:
+                                    filled = _filled_attrs(cls)
+                                container = target.attr in filled
         return container, call
 
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _elements(value) -> list:
+    return value.values if type(value) is ast.Dict else value.elts
+
+
+def _calls_only(value) -> bool:
+    """A container GF304's `_elements` may find made of module constructors: every element a call (what
+    `FileIndex.ctor_of` needs), a dict's keys strings, no starred element; a comprehension of calls."""
+    kind = type(value)
+    if kind is ast.ListComp or kind is ast.GeneratorExp:
+        return type(value.elt) is ast.Call
+    if kind is ast.DictComp:
+        return type(value.value) is ast.Call
+    if kind is ast.Dict:
+        return bool(value.values) and all(type(k) in (ast.Constant, ast.JoinedStr) for k in value.keys) and \
+            all(type(v) is ast.Call for v in value.values)
+    return bool(value.elts) and all(type(v) is ast.Call for v in value.elts)
+
+
+def _filled_attrs(cls: ast.ClassDef) -> set[str]:
+    """The `self.<attr>` a class body may fill after making it an empty list or dict (GF304's `filled`):
+    `self.x.append/extend/insert(...)`, `self.x[k] = ...`, `self.x += ...`."""
+    out: set[str] = set()
+    for node in ast.walk(cls):
+        kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("append", "extend", "insert"):
+            holder = node.func.value
+        elif kind is ast.Subscript and type(node.ctx) is ast.Store:
+            holder = node.value
+        elif kind is ast.AugAssign:
+            holder = node.target
+        else:
+            continue
+        if type(holder) is ast.Attribute and type(holder.value) is ast.Name and holder.value.id == "self":
+            out.add(holder.attr)
+    return out
+
+
+def _inplace_tables() -> tuple[frozenset[str], frozenset[str]]:
+    """The last names of GF101's in-place callees: the functional forms (`F.relu(h, inplace=True)`: the
+    qualified name's last part), and the constructors of modules built in place, with what `FileIndex.ctor_of`
+    sees through to reach one (`nn.ReLU(True).cuda()`, `weight_norm(...)`)."""
+    from gradfix.analysis import torchapi
+
+    functions = frozenset(torchapi.INPLACE_FUNCTIONAL_POSITION)
+    ctors = frozenset(torchapi.INPLACE_MODULE_POSITION) | {
+        "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_"} | {
+        q.rsplit(".", 1)[-1] for q in torchapi.MODULE_RETURNING}
+    return functions, ctors
+
+
+_INPLACE_FUNCTIONS, _INPLACE_CTORS = _inplace_tables()
 
 
 def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:

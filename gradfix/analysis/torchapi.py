@@ -180,6 +180,20 @@ NO_GRAD_CONTEXTS = frozenset(
 )
 
 
+# activation and dropout modules that can run in place: the position of `inplace` in the constructor
+INPLACE_MODULE_POSITION = {
+    "ReLU": 0, "ReLU6": 0, "SELU": 0, "SiLU": 0, "Mish": 0, "Hardswish": 0, "Hardsigmoid": 0,
+    "Dropout": 1, "Dropout1d": 1, "Dropout2d": 1, "Dropout3d": 1, "AlphaDropout": 1, "FeatureAlphaDropout": 1,
+    "LeakyReLU": 1, "ELU": 1, "CELU": 1, "Threshold": 2, "Hardtanh": 2,
+}
+# their functional forms (torch.nn.functional.<name>): the position of `inplace` in the call
+INPLACE_FUNCTIONAL_POSITION = {
+    "relu": 1, "relu6": 1, "selu": 1, "silu": 1, "mish": 1, "hardswish": 1, "hardsigmoid": 1, "elu": 2,
+    "celu": 2, "leaky_relu": 2, "dropout": 3, "dropout1d": 3, "dropout2d": 3, "dropout3d": 3,
+    "alpha_dropout": 3, "threshold": 3, "hardtanh": 3,
+}
+
+
 def is_inplace_method(name: str) -> bool:
     return name.endswith("_") and not name.endswith("__") and name not in NON_MUTATING_UNDERSCORE
 
