@@ -10,6 +10,7 @@ from the project's venv."""
 from __future__ import annotations
 
 import ast
+import dataclasses
 import textwrap
 from pathlib import Path
 
@@ -190,7 +191,12 @@ def verdicts(tmp_path_factory, shared_verifier):
     for name, (files, (recv, call, setup)) in cases.items():
         write(base / name, {"agent.py": AGENT, "gym/__init__.py": FAKE_GYM, **files})
         reqs.append(forward_call(base / name, recv, call, setup))
-    return dict(zip(cases, shared_verifier.verify_many(reqs)))
+    # the agent in a folder that is also a package of that name: the script beside it imports the sibling module
+    pkg = base / "pkg"
+    write(pkg, {"agent/__init__.py": "", "agent/agent.py": AGENT, "agent/run.py": RUN_GRID, "gym/__init__.py": FAKE_GYM})
+    req = forward_call(pkg / "agent", *LEARNER)
+    reqs.append(dataclasses.replace(req, project_root=str(pkg)))
+    return dict(zip(list(cases) + ["pkg"], shared_verifier.verify_many(reqs)))
 
 
 def test_network_built_from_the_environment_the_script_makes(verdicts):
@@ -218,6 +224,13 @@ def test_a_module_constant_derived_from_the_environment(verdicts):
     assert v.verdict == "changes-behaviour", v
     assert "from `Critic(n_obs, 4)` (the call of Critic at run.py, line 7; `env = gym.make('Grid-v1')` made in the " \
            "worker (gym 0.0.test))" in v.detail, v
+
+
+def test_a_script_beside_the_agent_in_a_folder_that_is_also_a_package(verdicts):
+    v = verdicts["pkg"]
+    assert v.verdict == "equivalent", v
+    assert "(the call of Learner at agent/run.py, line 6; `env = gym.make('Grid-v1', render_mode='human')` made" \
+        in v.detail, v
 
 
 def test_an_id_that_is_not_a_literal_is_named(verdicts):
@@ -308,3 +321,23 @@ def test_attributes_the_build_reads_resolve_through_init():
             def __init__(self, env):
                 self.net = Net(self)
     """)
+
+
+def test_a_critic_input_joined_after_the_first_layer():
+    import torch
+    import torch.nn as nn
+
+    from gradfix.verify.inputs import infer_input
+
+    class Critic(nn.Module):  # forward(state, action): the action joins the state's features after the first layer
+        def __init__(self, n_obs, n_act):
+            super().__init__()
+            self.first = nn.Linear(n_obs, 32)
+            self.joined = nn.Linear(32 + n_act, 1)
+
+        def forward(self, state, action):
+            return self.joined(torch.cat([self.first(state).relu(), action], 1))
+
+    state, action = infer_input("critic", [Critic(3, 2).double()], torch.float64)
+    assert tuple(state.shape) == (4, 3) and tuple(action.shape) == (4, 2)
+    assert not torch.equal(action, state[:, :2])  # a draw of its own

@@ -419,6 +419,15 @@ def _qualify(expr: ast.expr, imports: dict[str, str]) -> str | None:
     return ".".join([head] + list(reversed(parts)))
 
 
+def _sibling_module(q: str, caller: str, path: str, name: str) -> bool:
+    """`mod.Name` imported by a file whose own folder holds `mod.py`, the checked file: what Python imports when the
+    caller runs as a script (its folder first on sys.path), even where the folder is also a package named `mod`
+    (`ddpg/__init__.py` beside `ddpg/ddpg.py`), which the project index leaves ambiguous."""
+    mod, _, last = q.rpartition(".")
+    return (bool(mod) and "." not in mod and last == name
+            and os.path.abspath(os.path.join(os.path.dirname(caller), mod + ".py")) == path)
+
+
 def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str | None = None,
                   every: bool = True) -> list[CallSite]:
     """Calls of the checked file's class `name` in the project's other files whose arguments that file's constants
@@ -464,7 +473,9 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             if q is None or (last != name and not q.endswith("." + name)):
                 continue
             hit = index.resolve(q, near=os.path.abspath(f))
-            if hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
+            if hit is None and _sibling_module(q, f, path, name):
+                pass  # `ddpg/ddpg_test.py`: `from ddpg import DDPGAgent` is its sibling ddpg.py, run as a script
+            elif hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
                 continue
             ok = ok or S.evaluable(other)
             scope = scope or _env_scope(other, ok)
