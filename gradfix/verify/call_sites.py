@@ -41,10 +41,23 @@ class CallSite:
     file: str | None = None  # another file of the project (shown relative to the root); None: the checked file
     namespace: Callable[[], dict] | None = None  # builds that file's constants afresh (project_sites)
     prelude: list = field(default_factory=list)  # (name, value node): constants of the enclosing function
+    envs: list = field(default_factory=list)  # gym_envs.EnvBinding: environments the arguments read, in order
+    env_notes: list = field(default_factory=list)  # how each was made (filled when they are)
 
     def _namespace(self, mod: types.ModuleType) -> tuple[dict, str]:
         ns = vars(mod) if self.namespace is None else self.namespace()
         where = (getattr(mod, "__file__", None) if self.file is None else self.file) or "<call site>"
+        if self.envs:  # made afresh for each version (gym_envs.py); EnvUnavailable says why one cannot be
+            from .gym_envs import make_env
+
+            ns = dict(ns)
+            for b in self.envs:
+                if b.package is None:
+                    ns[b.name] = _eval_in(b.value, ns, where)
+                    continue
+                ns[b.name], note = make_env(b, self.file or "this file")
+                if note not in self.env_notes:
+                    self.env_notes.append(note)
         if self.prelude:  # the function's constants, in a copy (a comprehension cannot see eval's locals)
             ns = dict(ns)
             for name, value in self.prelude:
@@ -59,6 +72,8 @@ class CallSite:
         if self.prelude:
             sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in self.prelude)
             at += f", after `{sets}` in {self.function}()"
+        if self.env_notes:
+            at += "; " + "; ".join(self.env_notes)
         return at
 
     def values(self, mod: types.ModuleType) -> tuple[tuple, dict]:
@@ -108,6 +123,7 @@ def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite
     (`every=False`: every call without `*`/`**`, its arguments the verifier may not evaluate left out of it)."""
     ok = S.evaluable(tree)
     names = aliases(tree, name)
+    envs = _env_scope(tree, ok)
     out = []
     for node, fn in _calls(tree):
         if not (isinstance(node.func, ast.Name) and node.func.id in names):
@@ -120,7 +136,7 @@ def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite
                 continue  # `**`, or a name of the partial's (module-level) arguments that the function shadows
             node = ast.copy_location(ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=bound.args[1:] + node.args,
                                               keywords=keywords), node)
-        site = _site(node, ok, every, fn)
+        site = _site(node, ok, every, fn, envs=envs.at(fn, node.lineno))
         if site is not None:
             if alias != name:  # shown as the call it amounts to, then the alias: "`Net(3, hidden=4)` via `make = ...`"
                 via = f"{alias} = {ast.unparse(bound) if bound is not None else name}"
@@ -224,16 +240,35 @@ def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
     return out
 
 
-def _site(node: ast.Call, ok, every: bool, fn=None, **kw) -> CallSite | None:
+def _env_scope(tree: ast.Module, ok):
+    from .gym_envs import EnvScope
+
+    return EnvScope(tree, ok)
+
+
+def _site(node: ast.Call, ok, every: bool, fn=None, envs: dict | None = None, **kw) -> CallSite | None:
     """The call's arguments; with `every`, None unless all are evaluable, else only the evaluable ones are kept and
     the others recorded as unknown (a parameter bound to one of them is never used). An argument may name a
-    constant of the enclosing function (`local_constants`)."""
+    constant of the enclosing function (`local_constants`), or an environment the scope makes (`envs`,
+    gym_envs.py: `Agent(env)`, `Agent(n_actions=env.action_space.n)`)."""
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return None
     pre = local_constants(fn, ok, node.lineno)
     local = frozenset(n for n, _v in pre)
     good = [ok(a, local) for a in node.args]
     kgood = {k.arg: ok(k.value, local) for k in node.keywords}
+    made: set[str] = set()
+    if envs:
+        from .gym_envs import env_names
+
+        for i, a in enumerate(node.args):
+            if not good[i] and (u := env_names(a, envs, ok, local)) is not None:
+                good[i] = True
+                made |= u
+        for k in node.keywords:
+            if not kgood[k.arg] and (u := env_names(k.value, envs, ok, local)) is not None:
+                kgood[k.arg] = True
+                made |= u
     if every and not (all(good) and all(kgood.values())):
         return None
     args = [a if g else UNKNOWN for a, g in zip(node.args, good)]
@@ -241,6 +276,10 @@ def _site(node: ast.Call, ok, every: bool, fn=None, **kw) -> CallSite | None:
     used = {n.id for x in args + list(kwargs.values()) if x is not UNKNOWN for n in ast.walk(x)
             if isinstance(n, ast.Name)}
     pre = _needed(pre, used)
+    if made:
+        from .gym_envs import needed
+
+        kw["envs"] = needed(envs, made)
     return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None), **kw)
 
 
@@ -380,6 +419,15 @@ def _qualify(expr: ast.expr, imports: dict[str, str]) -> str | None:
     return ".".join([head] + list(reversed(parts)))
 
 
+def _sibling_module(q: str, caller: str, path: str, name: str) -> bool:
+    """`mod.Name` imported by a file whose own folder holds `mod.py`, the checked file: what Python imports when the
+    caller runs as a script (its folder first on sys.path), even where the folder is also a package named `mod`
+    (`ddpg/__init__.py` beside `ddpg/ddpg.py`), which the project index leaves ambiguous."""
+    mod, _, last = q.rpartition(".")
+    return (bool(mod) and "." not in mod and last == name
+            and os.path.abspath(os.path.join(os.path.dirname(caller), mod + ".py")) == path)
+
+
 def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str | None = None,
                   every: bool = True) -> list[CallSite]:
     """Calls of the checked file's class `name` in the project's other files whose arguments that file's constants
@@ -414,7 +462,7 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
         summary = summarise(os.path.abspath(f), text, root, other)
         if summary is None:
             continue
-        ok = None
+        ok = scope = None
         shown = os.path.relpath(f, root).replace(os.sep, "/")
         ns = None
         for node, fn in _calls(other):
@@ -425,10 +473,13 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             if q is None or (last != name and not q.endswith("." + name)):
                 continue
             hit = index.resolve(q, near=os.path.abspath(f))
-            if hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
+            if hit is None and _sibling_module(q, f, path, name):
+                pass  # `ddpg/ddpg_test.py`: `from ddpg import DDPGAgent` is its sibling ddpg.py, run as a script
+            elif hit is None or os.path.abspath(hit[0].path) != path or hit[1] != name:
                 continue
             ok = ok or S.evaluable(other)
-            site = _site(node, ok, every, fn, file=shown)
+            scope = scope or _env_scope(other, ok)
+            site = _site(node, ok, every, fn, envs=scope.at(fn, node.lineno), file=shown)
             if site is None:
                 continue
             ns = ns or constants_namespace(other)
@@ -484,25 +535,97 @@ def reads(code: str, name: str) -> bool:
 
 @dataclass
 class HeldBuild:
-    values: dict  # the holder's __init__ parameters the build reads -> their values
+    values: dict  # the holder's __init__ parameters the build reads -> their values (and `self`: its attributes)
     holder: str
-    site: CallSite
+    site: CallSite | None  # None when the build reads only attributes __init__ sets from no parameter
+    attrs: list = field(default_factory=list)  # `self.obs_dim = ...`: the attributes of __init__ the build reads
 
     @property
     def note(self) -> str:
-        names = ", ".join(sorted(self.values))
-        return f"{names} from `{self.site.text}` (the call of {self.holder} at {self.site.place})"
+        names = ", ".join(sorted(k for k in self.values if k != "self" and not isinstance(self.values[k], _Holder)))
+        parts = []
+        if self.attrs:
+            parts.append(", ".join(f"`{a}`" for a in self.attrs) + f" as {self.holder}.__init__ sets them")
+        if self.site is not None and names:
+            parts.append(f"{names} from `{self.site.text}` (the call of {self.holder} at {self.site.place})")
+        return ", ".join(parts)
+
+
+class _Holder:
+    """The object under construction, as far as the build reads it: the attributes __init__ set before it."""
+
+    def __init__(self, cls: str):
+        self.__dict__["_gf_cls"] = cls
+
+    def __getattr__(self, name: str):
+        raise AttributeError(f"{self._gf_cls}.__init__ sets no `{name}` before the build (as the verifier reads it)")
+
+
+def _self_attrs(cls: ast.ClassDef, init: ast.FunctionDef, build: ast.stmt, me: str,
+                value: ast.expr) -> list[tuple[str, ast.expr]] | str:
+    """The attributes `me.X` the build's `value` reads, with the expressions __init__ sets them to, in statement
+    order (those read in turn included): each set once in the class, by a top-level `me.X = ...` of __init__ before
+    the build. A reason (str) when one is not, or `me` is read otherwise (passed, called)."""
+    stores: dict[str, int] = {}
+    for n in ast.walk(cls):
+        if isinstance(n, ast.Attribute) and not isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name):
+            stores[n.attr] = stores.get(n.attr, 0) + 1
+    sets: dict[str, ast.Assign] = {}
+    for st in init.body:
+        if st.lineno >= build.lineno:
+            break
+        if (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Attribute)
+                and isinstance(st.targets[0].value, ast.Name) and st.targets[0].value.id == me):
+            sets[st.targets[0].attr] = st
+
+    def reads(expr: ast.expr) -> set[str] | str:
+        attrs = {n.attr for n in ast.walk(expr) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                 and n.value.id == me}
+        uses = sum(1 for n in ast.walk(expr) if isinstance(n, ast.Name) and n.id == me)
+        via = sum(1 for n in ast.walk(expr) if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+                  and n.value.id == me)
+        called = sorted(f"{me}.{n.func.attr}()" for n in ast.walk(expr) if isinstance(n, ast.Call)
+                        and isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Name)
+                        and n.func.value.id == me)
+        if called:
+            return f"it calls {', '.join(called)} on the object under construction"
+        if uses != via:
+            return f"it reads `{me}`, the object under construction"
+        return attrs
+
+    want: dict[str, ast.Assign] = {}
+    todo = reads(value)
+    if isinstance(todo, str):
+        return todo
+    todo = set(todo)
+    while todo:
+        x = todo.pop()
+        if x in want:
+            continue
+        st = sets.get(x)
+        if st is None or stores.get(x) != 1:
+            return (f"it reads `{me}.{x}`, which {cls.name} does not set once by a plain `{me}.{x} = ...` of "
+                    f"__init__ before the build")
+        more = reads(st.value)
+        if isinstance(more, str):
+            return f"`{me}.{x} = {_short(ast.unparse(st.value))}`: {more}"
+        want[x] = st
+        todo |= more
+    return [(x, st.value) for x, st in sorted(want.items(), key=lambda kv: kv[1].lineno)]
 
 
 def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, path: str | None,
                root: str | None) -> HeldBuild | None:
     """A setup `attr = Cls(lr, dims=input_dims)` copied from `self.attr = Cls(lr, dims=input_dims)` in the
     `__init__` of a plain class of the file (an agent holding its network) reads that `__init__`'s parameters, not
-    module names. Their values come from the first call of the holder class, in the file or in the project's other
-    files, that gives each of them an argument the verifier may evaluate (or leaves it to its default); no parameter
-    the build reads may be rebound in `__init__`. None when the setup reads no parameter; Untestable when it does
-    and no call gives them."""
-    from .runtime import Untestable
+    module names, and the attributes it set before (`self.obs_dim = env.observation_space.shape[0]`, resolved by
+    `_self_attrs` and evaluated from the parameters). The parameters' values come from the first call of the holder
+    class, in the file or in the project's other files, that gives each of them an argument the verifier may
+    evaluate (or leaves it to its default), an environment the caller makes included (gym_envs.py); no parameter
+    the build reads may be rebound in `__init__`. None when the setup reads no parameter nor attribute; Untestable
+    when it does and no call gives them."""
+    from .gym_envs import EnvUnavailable
+    from .runtime import Untestable, fmt_exc
 
     try:
         st = ast.parse(setup)
@@ -524,18 +647,28 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
                 if isinstance(node, ast.Assign) and ast.dump(node.value) == rhs and any(
                         isinstance(t, ast.Attribute) and t.attr == recv and isinstance(t.value, ast.Name)
                         and t.value.id == me for t in node.targets):
-                    holders.append((cls, fn, node.value))
+                    holders.append((cls, fn, node))
     if len(holders) != 1:
         return None
-    cls, init, value = holders[0]
+    cls, init, stmt = holders[0]
+    value = stmt.value
     a = init.args
     params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    me = params[0]
     read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & set(params)
     if not read:
         return None
     where = f"`{recv}` is built in {cls.name}.__init__ from its parameter(s) {', '.join(sorted(read))}"
-    if params[0] in read:
-        raise Untestable(f"{where}: it reads `{params[0]}`, the object under construction")
+    attrs: list[tuple[str, ast.expr]] = []
+    if me in read:
+        found = _self_attrs(cls, init, stmt, me, value)
+        if isinstance(found, str):
+            raise Untestable(f"{where}: {found}")
+        attrs = found
+        read = (read | {n.id for _x, v in attrs for n in ast.walk(v) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Load)} & set(params)) - {me}
+        shown = ", ".join(sorted(read) + [f"{me}.{x}" for x, _v in attrs])
+        where = f"`{recv}` is built in {cls.name}.__init__ from {shown}"
     rebound = sorted({n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
                       and n.id in read})
     if rebound or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(init)):
@@ -545,18 +678,46 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
         sig = inspect.signature(holder)
     except (TypeError, ValueError):
         return None
-    sites = call_sites(tree, cls.name, every=False)
-    if path and root:
-        sites = sites + project_sites(path, tree, cls.name, root, every=False)
-    for site in sites:
-        try:
-            values = site.bound(sig, read, mod)
-        except Exception:  # noqa: BLE001 - a constant left unset, a name of the other file that is not one
-            continue
-        if values is not None:
-            return HeldBuild(values, cls.name, site)
-    raise Untestable(f"{where}, and no call of {cls.name} in the file{' or the project' if root else ''} gives them "
-                     f"arguments the verifier can evaluate (constants only)")
+    found_values: tuple[dict, CallSite | None] | None = ({}, None) if not read else None
+    env_reasons: list[str] = []
+    if found_values is None:
+        sites = call_sites(tree, cls.name, every=False)
+        if path and root:
+            sites = sites + project_sites(path, tree, cls.name, root, every=False)
+        for site in sites:
+            try:
+                values = site.bound(sig, read, mod)
+            except EnvUnavailable as e:  # the call passes an environment the verifier cannot make: say why
+                if str(e) not in env_reasons:
+                    env_reasons.append(str(e))
+                continue
+            except Exception:  # noqa: BLE001 - a constant left unset, a name of the other file that is not one
+                continue
+            if values is not None:
+                found_values = (values, site)
+                break
+    if found_values is None:
+        if env_reasons:
+            raise Untestable(f"{where}, and the call of {cls.name} that gives them passes an environment: "
+                             f"{env_reasons[0]}")
+        raise Untestable(f"{where}, and no call of {cls.name} in the file{' or the project' if root else ''} gives "
+                         f"them arguments the verifier can evaluate (constants only, or an environment made by "
+                         f"`gym.make` with a literal id)")
+    values, site = found_values
+    values = dict(values)
+    if attrs:
+        obj = _Holder(cls.name)
+        ns = dict(vars(mod))
+        ns.update(values)
+        ns[me] = obj
+        src = getattr(mod, "__file__", None) or "<__init__>"
+        for x, v in attrs:
+            try:
+                obj.__dict__[x] = _eval_in(v, ns, src)
+            except Exception as e:  # noqa: BLE001
+                raise Untestable(f"{where}: `{me}.{x} = {_short(ast.unparse(v))}` raises {fmt_exc(e)}") from None
+        values[me] = obj
+    return HeldBuild(values, cls.name, site, [f"{me}.{x}" for x, _v in attrs])
 
 
 def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple[dict, str] | None:

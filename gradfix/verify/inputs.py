@@ -174,6 +174,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands]
+        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) for make in base
+                  if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
     i = 0
     while i < len(cands) or (not dict_mode and batch_keys is not None and len(req) == 1
@@ -263,6 +265,34 @@ def _replicated(make: Callable[[], tuple], count: int) -> Callable[[], tuple]:
         return (first, *others)
 
     multi.shape = getattr(make, "shape", ())  # type: ignore[attr-defined]
+    return multi
+
+
+def _joined_widths(model: nn.Module) -> list[int]:
+    """Widths of an input that forward joins to the first one's features after a layer: a Linear's in_features
+    beyond the out_features of the Linear before it (a critic's `nn.Linear(1024 + action_dim, 512)` after
+    `nn.Linear(obs_dim, 1024)`, `forward(self, x, a)` doing `torch.cat([x, a], 1)`)."""
+    lins = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    out: list[int] = []
+    for before, after in zip(lins, lins[1:]):
+        d = after.in_features - before.out_features
+        if d > 0 and d not in out:
+            out.append(d)
+    return out[:3]
+
+
+def _joined(make: Callable[[], tuple], count: int, width: int) -> Callable[[], tuple]:
+    """The first input shaped like `make`'s (batch, features), the `count - 1` others (batch, width)."""
+
+    def multi() -> tuple:
+        first = make()[0]
+        others = []
+        for i in range(1, count):
+            g = torch.Generator().manual_seed(SEED_INPUT + i)
+            others.append(torch.randn((first.shape[0], width), generator=g, dtype=first.dtype))
+        return (first, *others)
+
+    multi.shape = (*getattr(make, "shape", ()), "+", (BATCH, width))  # type: ignore[attr-defined]
     return multi
 
 
