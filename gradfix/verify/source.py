@@ -42,29 +42,41 @@ def _is_literal(node: ast.AST) -> bool:
 
 
 def _is_cuda_available_call(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and not node.args
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "is_available"
-        and isinstance(node.func.value, ast.Attribute)
-        and node.func.value.attr == "cuda"
-    )
+    """`torch.cuda.is_available()`, or `torch.backends.mps.is_available()` (Apple's backend, in the same chains)."""
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "is_available"
+            and isinstance(node.func.value, ast.Attribute)):
+        return False
+    owner = node.func.value
+    if owner.attr == "cuda":
+        return True
+    return (owner.attr == "mps" and isinstance(owner.value, ast.Attribute) and owner.value.attr == "backends"
+            and isinstance(owner.value.value, ast.Name) and owner.value.value.id == "torch")
 
 
-def _is_device_value(node: ast.AST) -> bool:
+def _is_device_value(node: ast.AST, ok=None) -> bool:
     """`torch.device("cuda" if torch.cuda.is_available() else "cpu")` and similar pure device expressions
-    (`cuda = torch.cuda.is_available()` too: a notebook's flag that `device = "cuda" if cuda else "cpu"` reads)."""
-    if _is_literal(node) or _is_cuda_available_call(node):
+    (`cuda = torch.cuda.is_available()` too: a notebook's flag that `device = "cuda" if cuda else "cpu"` reads).
+    With `ok` (a test of computed constants: `_classify` passes one), a part may also be such a constant:
+    `torch.device("cuda" if use_cuda else "cpu")` after `use_cuda = torch.cuda.is_available()`,
+    `torch.device(f"cuda:{GPU}" if ... else "cpu")` after `GPU = 0`; nothing but `torch.device` and the
+    `is_available()` probes is called."""
+    if _is_literal(node) or _is_cuda_available_call(node) or (ok is not None and ok(node)):
         return True
     if isinstance(node, ast.IfExp):
-        return (_is_cuda_available_call(node.test) or _is_literal(node.test)) and _is_device_value(
-            node.body
-        ) and _is_device_value(node.orelse)
+        return (_is_device_value(node.test, ok)) and _is_device_value(node.body, ok) and _is_device_value(
+            node.orelse, ok)
+    if isinstance(node, ast.BoolOp):
+        return all(_is_device_value(v, ok) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _is_device_value(node.operand, ok)
+    if isinstance(node, ast.JoinedStr) and ok is not None:
+        return all(isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and v.format_spec is None
+                                                    and ok(v.value)) for v in node.values)
     if isinstance(node, ast.Call):
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr == "device" and isinstance(f.value, ast.Name) and f.value.id == "torch":
-            return all(_is_device_value(a) for a in node.args) and not node.keywords
+            return all(_is_device_value(a, ok) for a in node.args) and not node.keywords
     return False
 
 
@@ -357,6 +369,7 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     modules: set[str] = set()
     imported: set[str] = set()
     typing_names: set[str] = set()  # names imported from typing / collections (`NamedTuple`, `namedtuple`)
+    torch_plain = _binds_torch_plainly(tree)
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module in TYPE_FACTORY_MODULES:
             typing_names |= {a.asname or a.name for a in stmt.names if a.name in TYPE_FACTORIES}
@@ -373,6 +386,10 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 consts |= _assigned_names(stmt)
             continue
         names = _computed_constant_names(stmt, consts, modules, bound, pure)
+        if names is None and isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) \
+                and torch_plain and _is_device_value(
+                    stmt.value, lambda n: _is_computed_constant(n, consts, modules, bound, pure)):
+            names = sorted(_assigned_names(stmt))  # a device built from the file's flags (`_is_device_value`)
         if names is None and (_is_import_fallback(stmt, imported) or _is_type_factory(stmt, imported, typing_names)):
             names = sorted(_assigned_names(stmt))
         if names is not None:
@@ -381,6 +398,20 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
         else:
             dropped.append(stmt)
     return kept, computed, dropped, consts, modules
+
+
+def _binds_torch_plainly(tree: ast.Module) -> bool:
+    """`torch` is bound at module level, and only by `import torch` / `import torch.x` (a notebook may repeat them)."""
+    seen = False
+    for stmt in tree.body:
+        if "torch" not in _assigned_names(stmt):
+            continue
+        if not (isinstance(stmt, ast.Import) and all(
+                a.asname != "torch" and (a.asname is not None or a.name.split(".")[0] == "torch")
+                for a in stmt.names if (a.asname or a.name.split(".")[0]) == "torch")):
+            return False
+        seen = True
+    return seen
 
 
 def strip_module(tree: ast.Module) -> Stripped:
