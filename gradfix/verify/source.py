@@ -177,6 +177,11 @@ PURE_BUILTINS = frozenset({
 })
 # Standard-library modules whose attributes (and, for math, functions) are constants of the language.
 PURE_MODULES = frozenset({"string", "math"})
+# numpy (`import numpy as np`): the array constructors a config literal uses (`np.array([1, 2, 4]) * 512`), called
+# only on arguments that are constants themselves, and its dtype and number constants; nothing else of numpy.
+NUMPY_CALLS = frozenset({"array", "asarray", "arange", "zeros", "ones", "full", "linspace", "eye"})
+NUMPY_VALUES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
+                          "pi", "e", "inf", "nan"})
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, int]:
@@ -218,13 +223,16 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
             return ok(n.value, local) and ok(n.slice, local)
         if isinstance(n, ast.Slice):
             return all(x is None or ok(x, local) for x in (n.lower, n.upper, n.step))
-        if isinstance(n, ast.Attribute):  # `string.ascii_letters`, `math.pi`
-            return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local
+        if isinstance(n, ast.Attribute):  # `string.ascii_letters`, `math.pi`, `np.float32`
+            return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local and (
+                n.value.id in PURE_MODULES or n.attr in NUMPY_VALUES)
         if isinstance(n, ast.Call):
             f = n.func
             callee_ok = (isinstance(f, ast.Name) and f.id in PURE_BUILTINS and f.id not in bound and f.id not in local) or (
                 isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
                 and "math" in modules and f.value.id not in local) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules
+                and f.value.id not in PURE_MODULES and f.value.id not in local and f.attr in NUMPY_CALLS) or (
                 isinstance(f, ast.Name) and f.id in pure and f.id not in local)
             return callee_ok and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
                 k.arg is not None and ok(k.value, local) for k in n.keywords)
@@ -382,6 +390,9 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 for a in stmt.names:
                     if a.asname is None and a.name in PURE_MODULES and bound.get(a.name) == 1:
                         modules.add(a.name)
+                    elif a.name == "numpy" and (a.asname or a.name) not in PURE_MODULES \
+                            and bound.get(a.asname or a.name) == 1:
+                        modules.add(a.asname or a.name)  # numpy: NUMPY_CALLS and NUMPY_VALUES only
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 consts |= _assigned_names(stmt)
             continue
