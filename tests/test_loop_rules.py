@@ -219,6 +219,17 @@ def test_train_loop_untestable_for_two_optimizers(verifier):
     contract = {"kind": "train-loop", "loop": {"scope": "<module>", "ordinal": 0}}
     (res,) = verifier.verify_many([VerifyRequest("t.py", src, src, "GF203", 1, contract)])
     assert res.verdict == "untestable" and "backward passes" in res.detail
+    assert "each followed by its own optimizer step (2 alternating updates" in res.detail, res.detail
+
+
+def test_train_loop_names_a_gans_alternating_updates():
+    from gradfix.verify.checks_loop import _alternating
+
+    gan = [{"op": "zero_grad"}, {"op": "forward"}, {"op": "backward"}, {"op": "step"}, {"op": "accumulate"},
+           {"op": "zero_grad"}, {"op": "backward"}, {"op": "step"}]
+    assert "each followed by its own optimizer step (2 alternating updates" in _alternating(gan)
+    # two losses backpropagated before one step: not alternating updates
+    assert _alternating([{"op": "backward"}, {"op": "backward"}, {"op": "step"}]) == ""
 
 
 # -- GF202: literal periods against the file's epoch count ------------------------

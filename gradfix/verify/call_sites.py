@@ -65,13 +65,19 @@ class CallSite:
         return ns, where
 
     function: str | None = None  # the function the call is in, when the prelude comes from it
+    defaults: frozenset = frozenset()  # names of the prelude that are parameters of that function, at their defaults
 
     @property
     def place(self) -> str:
         at = f"line {self.line}" if self.file is None else f"{self.file}, line {self.line}"
-        if self.prelude:
-            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in self.prelude)
-            at += f", after `{sets}` in {self.function}()"
+        params = [(n, v) for n, v in self.prelude if n in self.defaults]
+        sets = [(n, v) for n, v in self.prelude if n not in self.defaults]
+        if params:
+            shown = ", ".join(f"{n}={_short(ast.unparse(v))}" for n, v in params)
+            at += f", with {self.function}()'s defaults `{shown}`"
+        if sets:
+            shown = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in sets)
+            at += f"{' and' if params else ','} after `{shown}` in {self.function}()"
         if self.env_notes:
             at += "; " + "; ".join(self.env_notes)
         return at
@@ -204,7 +210,7 @@ def _stored(fn) -> set[str]:
         for a in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
 
 
-def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
+def local_constants(fn, ok, before: int, known: frozenset = frozenset()) -> list[tuple[str, ast.expr]]:
     """The constants a function binds before line `before`: `n_classes = 10` as a statement of its own body (not
     nested in a branch or loop), the name bound nowhere else in the function (nor a parameter, global or nonlocal),
     the value one the verifier may evaluate given the module's constants and the earlier local constants."""
@@ -226,7 +232,7 @@ def local_constants(fn, ok, before: int) -> list[tuple[str, ast.expr]]:
     a = fn.args
     params = {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs} | {x.arg for x in (a.vararg, a.kwarg) if x}
     out: list[tuple[str, ast.expr]] = []
-    known: set[str] = set()
+    known = set(known)  # names already constants (parameters at their defaults)
     for st in fn.body:
         if st.lineno >= before:
             break
@@ -246,14 +252,61 @@ def _env_scope(tree: ast.Module, ok):
     return EnvScope(tree, ok)
 
 
+def parameter_defaults(fn, ok) -> list[tuple[str, ast.expr]]:
+    """The parameters of a factory function taken at their defaults: `def mnist(n_class=10, pretrained=None):
+    model = MLP(784, n_class)` builds, when called with no arguments, `MLP(784, 10)`: a configuration the project
+    defines. A parameter counts when its default is an expression the verifier may evaluate from the module's
+    constants alone (as Python evaluates it, at the `def`) and the function neither rebinds it (no store, `del`,
+    `global`/`nonlocal`, nor a nested function's parameter of the same spelling) nor may mutate it (an item or
+    attribute store into it, a method called on it: `sizes.append(4)`); `*args`/`**kwargs` and parameters without a
+    default never count."""
+    if fn is None or isinstance(fn, ast.Lambda):
+        return []
+    a = fn.args
+    stored = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    stored |= _mutated_roots(fn)
+    nested = {x.arg for n in ast.walk(fn) if n is not fn and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                              ast.Lambda))
+              for x in n.args.posonlyargs + n.args.args + n.args.kwonlyargs}
+    declared = {x for n in ast.walk(fn) if isinstance(n, (ast.Global, ast.Nonlocal)) for x in n.names}
+    positional = a.posonlyargs + a.args
+    pairs = list(zip(positional[len(positional) - len(a.defaults):], a.defaults))
+    pairs += [(x, d) for x, d in zip(a.kwonlyargs, a.kw_defaults) if d is not None]
+    out: list[tuple[str, ast.expr]] = []
+    for arg, default in pairs:
+        name = arg.arg
+        if name in stored or name in nested or name in declared or not ok(default, frozenset()):
+            continue
+        out.append((name, default))
+    return out
+
+
+def _mutated_roots(fn) -> set[str]:
+    """Names an item or attribute store, or a method call, may mutate in `fn`: `x[0] = 1`, `x.k = 1`, `x.append(1)`."""
+    out: set[str] = set()
+    for n in ast.walk(fn):
+        target = None
+        if isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load):
+            target = n.value
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            target = n.func.value
+        while isinstance(target, (ast.Subscript, ast.Attribute)):
+            target = target.value
+        if isinstance(target, ast.Name):
+            out.add(target.id)
+    return out
+
+
 def _site(node: ast.Call, ok, every: bool, fn=None, envs: dict | None = None, **kw) -> CallSite | None:
     """The call's arguments; with `every`, None unless all are evaluable, else only the evaluable ones are kept and
     the others recorded as unknown (a parameter bound to one of them is never used). An argument may name a
-    constant of the enclosing function (`local_constants`), or an environment the scope makes (`envs`,
+    constant of the enclosing function (`local_constants`), a parameter of it at its default
+    (`parameter_defaults`: the function called with no arguments), or an environment the scope makes (`envs`,
     gym_envs.py: `Agent(env)`, `Agent(n_actions=env.action_space.n)`)."""
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return None
-    pre = local_constants(fn, ok, node.lineno)
+    params = parameter_defaults(fn, ok)
+    pre = params + local_constants(fn, ok, node.lineno, known=frozenset(n for n, _v in params))
     local = frozenset(n for n, _v in pre)
     good = [ok(a, local) for a in node.args]
     kgood = {k.arg: ok(k.value, local) for k in node.keywords}
@@ -280,7 +333,9 @@ def _site(node: ast.Call, ok, every: bool, fn=None, envs: dict | None = None, **
         from .gym_envs import needed
 
         kw["envs"] = needed(envs, made)
-    return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None), **kw)
+    defaults = frozenset(n for n, _v in params) & frozenset(n for n, _v in pre)
+    return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None),
+                    defaults=defaults, **kw)
 
 
 def _needed(pre: list, used: set[str]) -> list:

@@ -173,7 +173,7 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     if len(req) > 1:
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
-        cands = [_replicated(make, len(req)) for make in cands]
+        cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
         cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) for make in base
                   if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
@@ -200,7 +200,7 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
                         m(*_fresh_inputs(list(cand)))
                 finally:
                     m.train(was)
-                if dict_mode and notes is not None:
+                if (dict_mode or getattr(make, "note", "")) and notes is not None:
                     notes["input"] = make.note
                 return cand
             except Exception as e:  # noqa: BLE001 - user code
@@ -248,6 +248,38 @@ def _reads_string_key(model: nn.Module) -> bool:
     finally:
         m.train(was)
     return False
+
+
+def _split_candidates(leaf: nn.Module, dtype: torch.dtype, count: int) -> list[Callable[[], tuple]]:
+    """For a forward of `count` tensors that it concatenates before its first layer (`torch.cat((d0, d1, d0 - d1),
+    dim=1)` into a Conv2d of 5 channels, an LPIPS-style head): every argument with a share of the layer's channels
+    (or features), `in // count` when it divides, then 1; values drawn from a normal, then from [0, 1) (distances,
+    probabilities: a BCE target made from an argument needs them). Tried only after the full-width inputs failed."""
+    if isinstance(leaf, nn.modules.conv._ConvNd):
+        width, dims = leaf.in_channels, len(leaf.kernel_size)
+        sizes = _CONV_SIZES.get(dims, (16,))[:3]
+    elif isinstance(leaf, nn.Linear):
+        width, dims, sizes = leaf.in_features, 0, (None,)
+    else:
+        return []
+    shares = [w for w in ((width // count) if width % count == 0 else 0, 1) if 0 < w < width]
+    out: list[Callable[[], tuple]] = []
+    for uniform in (False, True):
+        for w in dict.fromkeys(shares):
+            for s in sizes:
+                shape = (BATCH, w, *([s] * dims)) if dims else (BATCH, w)
+
+                def make(shape=shape, uniform=uniform) -> tuple:
+                    draw = torch.rand if uniform else torch.randn
+                    return tuple(draw(shape, generator=torch.Generator().manual_seed(SEED_INPUT + i), dtype=dtype)
+                                 for i in range(count))
+
+                make.shape = shape  # type: ignore[attr-defined]
+                make.note = (f"{count} tensors of shape {shape}, drawn from {'[0, 1)' if uniform else 'a normal'} "  # type: ignore[attr-defined]
+                             f"(a share of the {width} {'channels' if dims else 'features'} of its first layer "
+                             f"{type(leaf).__name__}, as when forward concatenates them)")
+                out.append(make)
+    return out
 
 
 def _replicated(make: Callable[[], tuple], count: int) -> Callable[[], tuple]:

@@ -42,29 +42,41 @@ def _is_literal(node: ast.AST) -> bool:
 
 
 def _is_cuda_available_call(node: ast.AST) -> bool:
-    return (
-        isinstance(node, ast.Call)
-        and not node.args
-        and isinstance(node.func, ast.Attribute)
-        and node.func.attr == "is_available"
-        and isinstance(node.func.value, ast.Attribute)
-        and node.func.value.attr == "cuda"
-    )
+    """`torch.cuda.is_available()`, or `torch.backends.mps.is_available()` (Apple's backend, in the same chains)."""
+    if not (isinstance(node, ast.Call) and not node.args and not node.keywords
+            and isinstance(node.func, ast.Attribute) and node.func.attr == "is_available"
+            and isinstance(node.func.value, ast.Attribute)):
+        return False
+    owner = node.func.value
+    if owner.attr == "cuda":
+        return True
+    return (owner.attr == "mps" and isinstance(owner.value, ast.Attribute) and owner.value.attr == "backends"
+            and isinstance(owner.value.value, ast.Name) and owner.value.value.id == "torch")
 
 
-def _is_device_value(node: ast.AST) -> bool:
+def _is_device_value(node: ast.AST, ok=None) -> bool:
     """`torch.device("cuda" if torch.cuda.is_available() else "cpu")` and similar pure device expressions
-    (`cuda = torch.cuda.is_available()` too: a notebook's flag that `device = "cuda" if cuda else "cpu"` reads)."""
-    if _is_literal(node) or _is_cuda_available_call(node):
+    (`cuda = torch.cuda.is_available()` too: a notebook's flag that `device = "cuda" if cuda else "cpu"` reads).
+    With `ok` (a test of computed constants: `_classify` passes one), a part may also be such a constant:
+    `torch.device("cuda" if use_cuda else "cpu")` after `use_cuda = torch.cuda.is_available()`,
+    `torch.device(f"cuda:{GPU}" if ... else "cpu")` after `GPU = 0`; nothing but `torch.device` and the
+    `is_available()` probes is called."""
+    if _is_literal(node) or _is_cuda_available_call(node) or (ok is not None and ok(node)):
         return True
     if isinstance(node, ast.IfExp):
-        return (_is_cuda_available_call(node.test) or _is_literal(node.test)) and _is_device_value(
-            node.body
-        ) and _is_device_value(node.orelse)
+        return (_is_device_value(node.test, ok)) and _is_device_value(node.body, ok) and _is_device_value(
+            node.orelse, ok)
+    if isinstance(node, ast.BoolOp):
+        return all(_is_device_value(v, ok) for v in node.values)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return _is_device_value(node.operand, ok)
+    if isinstance(node, ast.JoinedStr) and ok is not None:
+        return all(isinstance(v, ast.Constant) or (isinstance(v, ast.FormattedValue) and v.format_spec is None
+                                                    and ok(v.value)) for v in node.values)
     if isinstance(node, ast.Call):
         f = node.func
         if isinstance(f, ast.Attribute) and f.attr == "device" and isinstance(f.value, ast.Name) and f.value.id == "torch":
-            return all(_is_device_value(a) for a in node.args) and not node.keywords
+            return all(_is_device_value(a, ok) for a in node.args) and not node.keywords
     return False
 
 
@@ -165,6 +177,11 @@ PURE_BUILTINS = frozenset({
 })
 # Standard-library modules whose attributes (and, for math, functions) are constants of the language.
 PURE_MODULES = frozenset({"string", "math"})
+# numpy (`import numpy as np`): the array constructors a config literal uses (`np.array([1, 2, 4]) * 512`), called
+# only on arguments that are constants themselves, and its dtype and number constants; nothing else of numpy.
+NUMPY_CALLS = frozenset({"array", "asarray", "arange", "zeros", "ones", "full", "linspace", "eye"})
+NUMPY_VALUES = frozenset({"float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool_",
+                          "pi", "e", "inf", "nan"})
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, int]:
@@ -206,13 +223,16 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
             return ok(n.value, local) and ok(n.slice, local)
         if isinstance(n, ast.Slice):
             return all(x is None or ok(x, local) for x in (n.lower, n.upper, n.step))
-        if isinstance(n, ast.Attribute):  # `string.ascii_letters`, `math.pi`
-            return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local
+        if isinstance(n, ast.Attribute):  # `string.ascii_letters`, `math.pi`, `np.float32`
+            return isinstance(n.value, ast.Name) and n.value.id in modules and n.value.id not in local and (
+                n.value.id in PURE_MODULES or n.attr in NUMPY_VALUES)
         if isinstance(n, ast.Call):
             f = n.func
             callee_ok = (isinstance(f, ast.Name) and f.id in PURE_BUILTINS and f.id not in bound and f.id not in local) or (
                 isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "math"
                 and "math" in modules and f.value.id not in local) or (
+                isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules
+                and f.value.id not in PURE_MODULES and f.value.id not in local and f.attr in NUMPY_CALLS) or (
                 isinstance(f, ast.Name) and f.id in pure and f.id not in local)
             return callee_ok and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
                 k.arg is not None and ok(k.value, local) for k in n.keywords)
@@ -357,6 +377,7 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     modules: set[str] = set()
     imported: set[str] = set()
     typing_names: set[str] = set()  # names imported from typing / collections (`NamedTuple`, `namedtuple`)
+    torch_plain = _binds_torch_plainly(tree)
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module in TYPE_FACTORY_MODULES:
             typing_names |= {a.asname or a.name for a in stmt.names if a.name in TYPE_FACTORIES}
@@ -369,10 +390,17 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 for a in stmt.names:
                     if a.asname is None and a.name in PURE_MODULES and bound.get(a.name) == 1:
                         modules.add(a.name)
+                    elif a.name == "numpy" and (a.asname or a.name) not in PURE_MODULES \
+                            and bound.get(a.asname or a.name) == 1:
+                        modules.add(a.asname or a.name)  # numpy: NUMPY_CALLS and NUMPY_VALUES only
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 consts |= _assigned_names(stmt)
             continue
         names = _computed_constant_names(stmt, consts, modules, bound, pure)
+        if names is None and isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) \
+                and torch_plain and _is_device_value(
+                    stmt.value, lambda n: _is_computed_constant(n, consts, modules, bound, pure)):
+            names = sorted(_assigned_names(stmt))  # a device built from the file's flags (`_is_device_value`)
         if names is None and (_is_import_fallback(stmt, imported) or _is_type_factory(stmt, imported, typing_names)):
             names = sorted(_assigned_names(stmt))
         if names is not None:
@@ -381,6 +409,20 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
         else:
             dropped.append(stmt)
     return kept, computed, dropped, consts, modules
+
+
+def _binds_torch_plainly(tree: ast.Module) -> bool:
+    """`torch` is bound at module level, and only by `import torch` / `import torch.x` (a notebook may repeat them)."""
+    seen = False
+    for stmt in tree.body:
+        if "torch" not in _assigned_names(stmt):
+            continue
+        if not (isinstance(stmt, ast.Import) and all(
+                a.asname != "torch" and (a.asname is not None or a.name.split(".")[0] == "torch")
+                for a in stmt.names if (a.asname or a.name.split(".")[0]) == "torch")):
+            return False
+        seen = True
+    return seen
 
 
 def strip_module(tree: ast.Module) -> Stripped:
