@@ -40,7 +40,9 @@ class DiscardedOutOfPlace(Rule):
             "(modules move in place; also a module cast first, `model = Net().bfloat16()`; a name is judged by the "
             "binding the statement reads, so a module parameter moved and then rebound to a converted copy stays a "
             "module) are left alone, and so is "
-            "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value)."
+            "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value), and a "
+            "`view`/`reshape` whose literal sizes cannot hold the element count of the literal tensor it is called "
+            "on (`t = torch.tensor(<2 x 4 list>); t.reshape(1, 9)`): that line raises, it discards nothing."
         ),
         why=(
             "Out-of-place ops return a new tensor and leave the receiver as it was: gradient clipping or clamping "
