@@ -10,6 +10,8 @@ from gradfix.analysis.expressions import OUT_OF_PLACE, _grad_chain, code_of, lit
 from gradfix.analysis.iteration import iterations, locator
 from gradfix.analysis.loopedits import optimizer_and_scheduler, train_loop_contract
 from gradfix.analysis.loopspec import module_constants, skeleton
+from gradfix.analysis.names import qualname
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 CELL_MARK = "# gradfix:cell "  # gradfix.notebook.CELL_MARK (not imported: rules stay clear of the engine)
 from gradfix.rule import Rule, RuleDocs
@@ -38,7 +40,9 @@ class DiscardedOutOfPlace(Rule):
             "(modules move in place; also a module cast first, `model = Net().bfloat16()`; a name is judged by the "
             "binding the statement reads, so a module parameter moved and then rebound to a converted copy stays a "
             "module) are left alone, and so is "
-            "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value)."
+            "the last statement of a notebook cell without a trailing `;` (Jupyter displays its value), and a "
+            "`view`/`reshape` whose literal sizes cannot hold the element count of the literal tensor it is called "
+            "on (`t = torch.tensor(<2 x 4 list>); t.reshape(1, 9)`): that line raises, it discards nothing."
         ),
         why=(
             "Out-of-place ops return a new tensor and leave the receiver as it was: gradient clipping or clamping "
@@ -109,6 +113,8 @@ class DiscardedOutOfPlace(Rule):
                     if _fresh_temporary(recv, ctx.index):
                         continue  # `torch.zeros(1).cuda()`: run for its effect (the CUDA context); nothing kept
                     context = "tensor"
+                    if meth in ("view", "reshape") and _size_mismatch(flow, recv, call):
+                        continue  # `t.reshape(1, 9)` of an 8-element tensor raises: nothing is discarded
                 done.add(id(small))
                 yield self._finding(ctx, flow, st, small, call, meth, context)
 
@@ -187,6 +193,112 @@ def _cell_output(ctx, small) -> bool:
     if k + 1 == len(body):
         return True
     return any(el.comment is not None and el.comment.value.startswith(CELL_MARK) for el in body[k + 1].leading_lines)
+
+
+# factories whose positional arguments are the sizes (`torch.zeros(2, 3)`, `torch.rand((2, 3))`)
+_SIZED = frozenset(f"torch.{n}" for n in ("zeros", "ones", "empty", "rand", "randn"))
+_FROM_DATA = frozenset({"torch.tensor", "torch.as_tensor"})
+
+
+def _size_mismatch(flow, recv, call) -> bool:
+    """`t.view(...)` / `t.reshape(...)` with literal sizes that cannot hold the literal element count of
+    the tensor `t` is bound to (`t = torch.tensor([[1, 2, 3, 4], [5, 6, 7, 8]]); t.reshape(1, 9)`, or a -1
+    that does not divide it): the call raises RuntimeError, so the line is a crash, not a discarded result."""
+    args = [a for a in call.args if a.keyword is None and not a.star]
+    if not args or len(args) != len(call.args):
+        return False
+    sizes = []
+    for a in args:
+        ok, v = literal_value(a.value)
+        if not ok:
+            return False
+        sizes.extend(v if isinstance(v, (tuple, list)) and len(args) == 1 else [v])
+    if not sizes or not all(type(v) is int and v >= -1 for v in sizes) or sizes.count(-1) > 1:
+        return False
+    numel = _literal_numel(flow, recv, 0)
+    if numel is None:
+        return False
+    known = 1
+    for v in sizes:
+        known *= v if v != -1 else 1
+    if -1 in sizes:
+        return known == 0 or numel % known != 0
+    return known != numel
+
+
+def _literal_numel(flow, expr, depth: int) -> int | None:
+    """The element count of a tensor built from literals: `torch.tensor(<nested list>)` (also through a
+    name bound once to the list), `torch.zeros(2, 3)` and its kin; None when not shown."""
+    if depth > 3:
+        return None
+    if isinstance(expr, cst.Name):
+        # the binding this read sees (`t` is rebound in tutorials); an in-place resize would change the count
+        b = flow.name_binding(expr)
+        if b is None or b.is_param or not isinstance(b.value, cst.Call) or _resized(flow, b.name):
+            return None
+        return _literal_numel(flow, b.value, depth + 1)
+    if not isinstance(expr, cst.Call):
+        return None
+    q = qualname(expr.func, flow.index.imports)
+    args = [a for a in expr.args if a.keyword is None and not a.star]
+    if q in _FROM_DATA and args:
+        data = args[0].value
+        if isinstance(data, cst.Name):
+            b = flow.name_binding(data)
+            if b is None or b.is_param or not isinstance(b.value, (cst.List, cst.Tuple)) or \
+                    not _plain_binding(flow, b):
+                return None
+            data = b.value
+        ok, v = literal_value(data)
+        return _nested_count(v) if ok else None
+    if q in _SIZED and args and len(args) == len(expr.args) - sum(1 for a in expr.args if a.keyword is not None):
+        dims = []
+        for a in args:
+            ok, v = literal_value(a.value)
+            if not ok:
+                return None
+            dims.extend(v if isinstance(v, (tuple, list)) and len(args) == 1 else [v])
+        if not dims or not all(type(d) is int and d >= 0 for d in dims):
+            return None
+        n = 1
+        for d in dims:
+            n *= d
+        return n
+    return None
+
+
+def _nested_count(v) -> int | None:
+    """Leaves of a rectangular nested list of numbers; None for a ragged or non-numeric one."""
+    if isinstance(v, (int, float, bool)):
+        return 1
+    if not isinstance(v, (list, tuple)) or not v:
+        return None
+    counts = [_nested_count(x) for x in v]
+    if any(c is None for c in counts) or len(set(counts)) != 1:
+        return None
+    return counts[0] * len(v)
+
+
+def _resized(flow, name: str) -> bool:
+    scope = flow.function if flow.function is not None else flow.index.module
+    return any(isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == name
+               and node.attr.value in ("resize_", "resize_as_", "set_") for node in walk(scope))
+
+
+def _plain_binding(flow, b) -> bool:
+    """The name is bound once in its scope and never has a method called or an item stored on it (a list
+    appended to, a tensor resized in place), so its literal value is what the read sees."""
+    if sum(1 for x in flow.bindings if x.name == b.name) != 1:
+        return False
+    scope = flow.function if flow.function is not None else flow.index.module
+    for node in walk(scope):
+        if isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == b.name:
+            return False
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
+            t = node.target
+            if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == b.name:
+                return False
+    return True
 
 
 def _passed_tensor(flow, recv) -> bool:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.names import shorten
+from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import (
-    MOVE_METHODS, CopyChain, all_calls, code_of, copy_chain, method_text, outermost_chain, stored_name,
+    FACTORIES, MOVE_METHODS, CopyChain, all_calls, code_of, copy_chain, method_text, outermost_chain, stored_name,
     used_as_leaf,
 )
 from gradfix.model import Edit, Safety
@@ -59,6 +59,47 @@ def _already_there(chain: CopyChain) -> bool:
         for m in chain.copying)
 
 
+def _from_argument(chain: CopyChain, index) -> bool:
+    """The Parameter's data is computed from a parameter of the enclosing function (`m, p, n =
+    torch.svd(aptinit); emb = torch.mm(m, p.diag()); nn.Parameter(emb).to(device)`): ops on a tensor keep
+    its device, and a caller may pass one already on `device` (Graph-WaveNet's `supports[0]`), where
+    `.to(device)` returns the Parameter itself. Where the data was created (a factory without `device=`)
+    is not followed into: its sizes are not its data."""
+    data = next((a.value for a in chain.base.args if a.keyword is None and not a.star), None)
+    fn = index.enclosing(chain.outer, (cst.FunctionDef,))
+    if data is None or not isinstance(fn, cst.FunctionDef):
+        return False
+    return _reads_argument(index.flow(fn), data, index.imports, 0)
+
+
+def _reads_argument(flow, expr, imports, depth: int) -> bool:
+    if depth > 6:
+        return False
+    if isinstance(expr, cst.Name):
+        b = flow.name_binding(expr)
+        if b is None:
+            return False
+        return b.is_param or (b.value is not None and _reads_argument(flow, b.value, imports, depth + 1))
+    if isinstance(expr, cst.Call):
+        q = qualname(expr.func, imports)
+        if q in FACTORIES and not q.endswith("_like"):
+            return False  # created here: `torch.randn(n, 10)` reads `n` as a size
+        parts = [a.value for a in expr.args]
+        if isinstance(expr.func, cst.Attribute):
+            parts.append(expr.func.value)  # `p[:10].pow(0.5)`: a method of the tensor
+        return any(_reads_argument(flow, x, imports, depth + 1) for x in parts)
+    if isinstance(expr, cst.BinaryOperation):
+        return _reads_argument(flow, expr.left, imports, depth + 1) or \
+            _reads_argument(flow, expr.right, imports, depth + 1)
+    if isinstance(expr, cst.UnaryOperation):
+        return _reads_argument(flow, expr.expression, imports, depth + 1)
+    if isinstance(expr, cst.Subscript):
+        return _reads_argument(flow, expr.value, imports, depth + 1)
+    if isinstance(expr, cst.Attribute) and expr.attr.value in ("T", "data", "mT", "H"):
+        return _reads_argument(flow, expr.value, imports, depth + 1)
+    return False
+
+
 class ParameterMovedAfterWrap(Rule):
     id = "GF303"
     name = "parameter-moved-after-wrap"
@@ -70,7 +111,11 @@ class ParameterMovedAfterWrap(Rule):
             "module (`nn.Linear(...).to(dev)`) and a Parameter built from an already-moved tensor "
             "(`nn.Parameter(t.to(dev))`) are the correct forms and are left alone, and so is a move to a device "
             "the data was already moved to or created on (`nn.Parameter(t.to(dev)).to(dev)`, "
-            "`nn.Parameter(torch.randn(n, device=dev)).to(dev)`): `.to()` then returns the Parameter itself."
+            "`nn.Parameter(torch.randn(n, device=dev)).to(dev)`): `.to()` then returns the Parameter itself. Left "
+            "alone too: data computed from an argument of the enclosing function (`def __init__(self, aptinit, "
+            "device)`: `m, p, n = torch.svd(aptinit); nn.Parameter(torch.mm(m, p)).to(device)`): ops keep their "
+            "input's device and dtype, so when the caller passes a tensor already on `device` the move is a no-op "
+            "returning the Parameter, and which device the caller's tensor is on is not shown."
         ),
         why=(
             "A copy of a Parameter is an ordinary tensor (a non-leaf). Assigned to `self.w` it is not registered: "
@@ -130,6 +175,8 @@ class ParameterMovedAfterWrap(Rule):
             return None  # only what is kept: `self.w = ...` or `w = ...`
         if _already_there(chain):
             return None  # `nn.Parameter(t.to(device)).to(device)`: the move returns the Parameter itself
+        if _from_argument(chain, index):
+            return None  # the data may already be on the device (or of the dtype): not shown
         moves = ", ".join(f"`{method_text(m.call)}`" for m in chain.copying)
         cls = index.enclosing_class(chain.outer)
         in_module = name.startswith("self.") and cls is not None and cls.name.value in index.module_classes

@@ -108,7 +108,8 @@ def _to_record(s: FileSummary | None) -> dict:
             "functions": sorted(s.functions), "stateless": sorted(s.stateless),
             "sites": [[c.target, c.no_grad, c.caller, c.line] for c in s.sites],
             "factories": {k: [[r.ctor, r.head] for r in v] for k, v in s.factories.items()},
-            "heads": dict(s.heads), "clears": sorted(s.clears), "stars": list(s.stars)}
+            "heads": dict(s.heads), "clears": sorted(s.clears), "stars": list(s.stars),
+            "clearing": sorted(s.clearing)}
 
 
 def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool | None:
@@ -124,6 +125,7 @@ def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool 
             frozenset(data["stateless"]), tuple(CallSite(t, bool(g), c, int(n)) for t, g, c, n in data["sites"]),
             {k: tuple(Returned(str(c), h) for c, h in v) for k, v in data["factories"].items()},
             {str(k): str(v) for k, v in data["heads"].items()},
-            frozenset(str(c) for c in data["clears"]), tuple(str(m) for m in data["stars"]))
+            frozenset(str(c) for c in data["clears"]), tuple(str(m) for m in data["stars"]),
+            frozenset(str(c) for c in data["clearing"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

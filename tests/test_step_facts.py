@@ -205,3 +205,63 @@ def test_forward_clearing_class_of_another_file_silences_gf205(tmp_path, monkeyp
     assert _gf205(tmp_path, monkeypatch, "from tagger import *", "Tagger") == []       # through a star import
     assert _gf205(tmp_path, monkeypatch, "from tagger import Plain", "Plain") == [("train.py", 9)]
     assert _gf205(tmp_path, monkeypatch, "from tagger import *", "Plain") == [("train.py", 9)]
+
+
+# --- a loss helper inherited from a base class of another file clears the gradients (project.py; GF205) --
+
+BASE_TRAINER = '''
+import torch
+
+
+class Trainer(object):
+    def __init__(self, model):
+        self.model = model
+        self.optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def standard_loss(self, x, y):
+        self.optimizer.zero_grad()
+        return ((self.model(x) - y) ** 2).mean()
+
+    def plain_loss(self, x, y):
+        return ((self.model(x) - y) ** 2).mean()
+'''
+
+SUBCLASS = '''
+from core.train import Trainer
+
+
+class Middle(Trainer):
+    pass
+
+
+class EmaTrainer(Middle):
+    def train(self, loader):
+        for x, y in loader:
+            loss = self.{helper}(x, y)
+            loss.backward()
+            self.optimizer.step()
+'''
+
+
+def _inherited(tmp_path, monkeypatch, helper):
+    (tmp_path / "core").mkdir(exist_ok=True)
+    (tmp_path / "core" / "__init__.py").write_text("")
+    (tmp_path / "core" / "train.py").write_text(BASE_TRAINER)
+    (tmp_path / "ema.py").write_text(SUBCLASS.format(helper=helper))
+    monkeypatch.chdir(tmp_path)
+    config = Config(root=str(tmp_path))
+    report = lint_paths(Engine([r for r in ALL_RULES if r.id == "GF205"], config), ["."], config)
+    return [(Path(lint.path).name, f.span.line) for lint in report.lints for f in lint.findings]
+
+
+def test_inherited_clearing_method_of_another_file_silences_gf205(tmp_path, monkeypatch):
+    assert _inherited(tmp_path, monkeypatch, "standard_loss") == []      # through two classes, two files
+    assert _inherited(tmp_path, monkeypatch, "plain_loss") == [("ema.py", 13)]
+
+
+def test_summary_records_the_methods_that_clear():
+    import ast
+
+    from gradfix.analysis.returns import clearing_methods
+
+    assert clearing_methods(ast.parse(BASE_TRAINER)) == {"Trainer.standard_loss"}

@@ -481,7 +481,10 @@ class Iteration:
             fn = self.index.functions.get(func.value)
         elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self" \
                 and isinstance(self.scope, cst.FunctionDef):
-            fn = self.index.method(self.index.enclosing_class(self.scope), func.attr.value)
+            cls = self.index.enclosing_class(self.scope)
+            fn = self.index.method(cls, func.attr.value)
+            if fn is None and cls is not None:
+                return inherited_ops(self.index, cls, func.attr.value)
         if fn is None or fn is self.scope:
             return set()
         return function_ops(self.index, fn)
@@ -534,6 +537,24 @@ class Iteration:
                     isinstance(tgt.elements[0].value, cst.Name):
                 return tgt.elements[0].value.value
         return None
+
+def inherited_ops(index, cls: cst.ClassDef, name: str, depth: int = 0) -> set[str]:
+    """The ops of method `name` that `cls` inherits: from a base class of this file (its own ops), or a
+    project class of another file that clears gradients in it (`class WATrainer(Trainer)` calling
+    `self.standard_loss(x, y)`, which `core/utils/train.py` defines with `self.optimizer.zero_grad()`)."""
+    for base in cls.bases:
+        if isinstance(base.value, cst.Name) and base.value.value in index.classes and depth < 4:
+            own = index.classes[base.value.value]
+            fn = index.method(own, name)
+            found = function_ops(index, fn) if fn is not None else inherited_ops(index, own, name, depth + 1)
+        else:
+            q = qualname(base.value, index.imports)
+            found = {"zero_grad"} if q and index.project is not None and index.project.method_clears(q, name) \
+                else set()
+        if found:
+            return found
+    return set()
+
 
 _KNOWN_HARMLESS = frozenset({
     "parameters", "named_parameters", "state_dict", "train", "eval", "to", "cuda", "cpu", "param_groups",

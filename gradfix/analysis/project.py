@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 
 from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
-from gradfix.analysis.returns import Returned, clearing_classes, file_returns
+from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
 from gradfix.analysis.torchapi import is_nn_module_ctor
 _MODULE_BASE = "torch.nn.Module"
@@ -54,11 +54,13 @@ class FileSummary:
     heads: dict[str, str] = field(default_factory=dict)
     clears: frozenset[str] = frozenset()             # classes whose forward runs `self.zero_grad()` (returns.py)
     stars: tuple[str, ...] = ()                      # modules imported with `from m import *` at the top level
+    clearing: frozenset[str] = frozenset()           # `Class.method`s that clear gradients (returns.py)
 
     def returned_facts(self) -> tuple:
         """What other files read of this file's returns (part of its digest and of `update`'s
         comparison: editing a factory or a forward's last layer changes what importers see)."""
-        return (sorted(self.factories.items()), sorted(self.heads.items()), sorted(self.clears), self.stars)
+        return (sorted(self.factories.items()), sorted(self.heads.items()), sorted(self.clears), self.stars,
+                sorted(self.clearing))
 
 
 def package_of(path: str) -> str | None:
@@ -208,7 +210,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     top.finish()
     factories, heads = file_returns(tree, qualify)
     return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
-                       factories, heads, clearing_classes(tree), star_imports(tree, package))
+                       factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree))
 
 
 def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:
@@ -568,6 +570,27 @@ class ProjectIndex:
             return s is not None and any(_hand_written(s, c) for c in s.classes)
         return hit[1] in hit[0].classes and _hand_written(hit[0], hit[1])
 
+    def method_clears(self, qualname: str, method: str, near: str | None = None, _seen=None) -> bool:
+        """The method `method` that project class `qualname` has (its own, or the first base's that
+        defines it, bases in order) clears gradients (`Class.method` in the file's `clearing`)."""
+        hit = self.resolve(qualname, near)
+        if hit is None or hit[1] not in hit[0].classes:
+            return False
+        s, name = hit
+        seen = _seen if _seen is not None else set()
+        if (s.path, name) in seen or len(seen) > 8:
+            return False
+        seen.add((s.path, name))
+        if f"{name}.{method}" in s.functions:
+            return f"{name}.{method}" in s.clearing
+        for base in s.classes[name]:
+            full = f"{s.names[0]}.{base}" if base in s.classes and s.names else base
+            if self.resolve(full, s.path) is None:
+                return False  # a base the index cannot see may define it
+            if self.method_clears(full, method, s.path, seen):
+                return True
+        return False
+
     # -- call sites across files ---------------------------------------------
     def sites_of(self, path: str, function: str) -> list[tuple[str, CallSite]]:
         """(caller path, site) for each call in another file that resolves to `function` of `path`."""
@@ -676,6 +699,9 @@ class ProjectView:
     def star_imports(self) -> tuple[str, ...]:
         own = self.project.summary(self.path)
         return own.stars if own is not None else ()
+
+    def method_clears(self, qualname: str, method: str) -> bool:
+        return self.project.method_clears(qualname, method, self.path)
 
     def facts(self, qualnames) -> tuple:
         """What this file reads from the project, for the incremental parser's reuse key."""

@@ -260,6 +260,32 @@ def file_returns(tree: ast.Module, qualify: Qualify) -> tuple[dict[str, tuple[Re
     return factories, heads
 
 
+def clearing_methods(tree: ast.Module) -> frozenset[str]:
+    """`Class.method` for the methods of top-level classes that clear gradients somewhere in their body
+    (`self.optimizer.zero_grad()`, `p.grad.zero_()`, `p.grad = None`): a subclass in another file whose
+    training loop calls `self.method(...)` inherits the clear (GF205 reads it as a helper that clears)."""
+    found: set[str] = set()
+    for node in tree.body:
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for m in node.body:
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _clears_somewhere(m):
+                found.add(f"{node.name}.{m.name}")
+    return frozenset(found)
+
+
+def _clears_somewhere(fn: ast.AST) -> bool:
+    for n in ast.walk(fn):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+            if n.func.attr == "zero_grad" or (n.func.attr == "zero_" and isinstance(n.func.value, ast.Attribute)
+                                              and n.func.value.attr == "grad"):
+                return True
+        elif isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and n.value.value is None and any(
+                isinstance(t, ast.Attribute) and t.attr == "grad" for t in n.targets):
+            return True
+    return False
+
+
 def clearing_classes(tree: ast.Module) -> frozenset[str]:
     """Top-level classes whose `forward` clears the module's own gradients as a statement of its body
     (`self.zero_grad()`, not under a branch or a loop): every forward call clears them, so a loop that
