@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import _body, iterations
-from gradfix.analysis.names import dotted
+from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.tree import walk
 from gradfix.analysis.schedules import is_torch_scheduler, own_scheduler_classes, scheduler_info
 from gradfix.analysis.loopedits import (
@@ -31,7 +33,12 @@ class SchedulerBeforeOptimizer(Rule):
             "it is handed the optimizer: `scheduler = get_scheduler(optimizer, cfg)`). Also an epoch loop whose "
             "body steps a torch scheduler built on the optimizer, on a line of its own, before the line that calls a "
             "function of the file whose training loop steps that optimizer (`scheduler.step(); train(model, "
-            "loader, optimizer)`; reported without a fix), and a function with no epoch loop of its own, called "
+            "loader, optimizer)`; reported without a fix; the same two lines in a branch of the epoch loop too, "
+            "`else: joint_sched.step(); train(model, loader, joint_opt)` after warm-up epochs on another optimizer, "
+            "when the loop names that optimizer nowhere outside the branch and nothing before the loop but its "
+            "`torch.optim` constructors does: the first pass through the branch steps the schedule before any update, "
+            "whatever epoch it comes at; where another branch or earlier code trains the same optimizer, a test on "
+            "the epoch may be the skip-the-first-epoch idiom and it is left alone), and a function with no epoch loop of its own, called "
             "somewhere in the project, whose first statements step a torch scheduler built on the optimizer its "
             "batch loop steps (`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ...`; "
             "reported without a fix; left alone under a test of anything but the scheduler, `if ep > 0:`, and "
@@ -196,15 +203,22 @@ class SchedulerBeforeOptimizer(Rule):
                 arg = argument_for(fn, call, step.recv, bound)
                 opt = dotted(arg) if arg is not None else None
                 loop = self._enclosing_loop(index, call)
+                branch = None
+                if loop is None and opt is not None:
+                    loop, branch = self._branch_of_loop(index, call)
+                    if loop is not None and not self._only_trained_in(index, flow, loop, branch, opt):
+                        continue
                 if opt is None or loop is None:
                     continue
-                sched = self._stepped_before(index, flow, loop, call, opt, fn.name.value)
+                sched = self._stepped_before(index, flow, branch or loop, call, opt, fn.name.value)
                 if sched is None or id(sched) in seen:
                     continue
                 seen.add(id(sched))
                 recv = index.code(sched.func.value)
+                where = "at the start of each pass of this loop" if branch is None else (
+                    f"in the only branch of this loop that trains `{opt}`")
                 yield ctx.finding(sched, (
-                    f"`{recv}.step()` runs at the start of each pass of this loop, before `{fn.name.value}(...)` steps "
+                    f"`{recv}.step()` runs {where}, before `{fn.name.value}(...)` steps "
                     f"`{opt}`: the first value of the schedule is skipped and every later epoch uses the next one "
                     f"(PyTorch warns: call optimizer.step() before lr_scheduler.step())"), None)
 
@@ -218,9 +232,55 @@ class SchedulerBeforeOptimizer(Rule):
         return None
 
     @staticmethod
+    def _branch_of_loop(index, call):
+        """(loop, branch) when the statement line of `call` sits directly in a branch (`if`, `elif` or `else`
+        body) of an `if` that is a statement of the loop's body: `else: sched.step(); train(...)`."""
+        line = index.enclosing(call, (cst.SimpleStatementLine,))
+        block = index.parents.get(line) if line is not None else None
+        owner = index.parents.get(block) if isinstance(block, cst.IndentedBlock) else None
+        if not isinstance(owner, (cst.If, cst.Else)) or not any(s is line for s in block.body):
+            return None, None
+        top = owner
+        while True:  # up the `elif` chain to the `if` statement itself
+            up = index.parents.get(top)
+            if isinstance(up, cst.If) and (up.orelse is top):
+                top = up
+            elif isinstance(top, cst.Else) and isinstance(up, cst.If):
+                top = up
+            else:
+                break
+        loop = index.parents.get(index.parents.get(top))
+        if isinstance(top, cst.If) and isinstance(loop, (cst.For, cst.While)) and any(s is top for s in _body(loop)):
+            return loop, owner
+        return None, None
+
+    @staticmethod
+    def _only_trained_in(index, flow, loop, branch, opt: str) -> bool:
+        """`opt` is named nowhere in the loop but in `branch`, and nothing before the loop in its scope names it
+        but the `torch.optim` constructors that build it and its schedulers: whatever pass first takes the
+        branch, the optimizer has not stepped before it (so no test on the epoch makes that step a late one)."""
+        word = re.compile(rf"(?<![\w.]){re.escape(opt)}(?![\w])")
+        inside = {id(n) for n in walk(branch)}
+        for node in walk(loop):
+            if id(node) not in inside and isinstance(node, (cst.Name, cst.Attribute)) and dotted(node) == opt:
+                return False
+        scope = flow.scope
+        stmts = _body(scope) if isinstance(scope, (cst.FunctionDef, cst.Module)) else []
+        if not any(s is loop for s in stmts):
+            return False  # the loop sits in a block of its own: what runs before it is not read here
+        for stmt in stmts[: [i for i, s in enumerate(stmts) if s is loop][0]]:
+            if not word.search(index.code(stmt)):
+                continue
+            small = stmt.body[0] if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 else None
+            if not (isinstance(small, cst.Assign) and isinstance(small.value, cst.Call)
+                    and (qualname(small.value.func, index.imports) or "").startswith("torch.optim.")):
+                return False
+        return True
+
+    @staticmethod
     def _stepped_before(index, flow, loop, call, opt: str, helper: str):
-        """The `sched.step()` call that a top-level line of `loop`'s body makes before the line calling the
-        helper, where `sched` is bound only to a torch scheduler (not ReduceLROnPlateau) built on `opt`; no
+        """The `sched.step()` call that a top-level line of `loop`'s body (or of the branch `loop`) makes before
+        the line calling the helper, where `sched` is bound only to a torch scheduler (not ReduceLROnPlateau) built on `opt`; no
         optimizer step, no other call of the helper and no line that leaves the pass may come between."""
         body = _body(loop)
         line = index.enclosing(call, (cst.SimpleStatementLine,))

@@ -7,8 +7,11 @@ import re
 
 import libcst as cst
 
+from gradfix.analysis import torchapi
 from gradfix.analysis.expressions import code_of
-from gradfix.analysis.tree import walk
+from gradfix.analysis.flow import Kind
+from gradfix.analysis.names import qualname
+from gradfix.analysis.tree import children, walk
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, same_block, single, train_loop_contract
 from gradfix.model import Safety
@@ -50,8 +53,11 @@ class ZeroGradMisplaced(Rule):
             "Finds `optimizer.zero_grad()`, `model.zero_grad()` or `p.grad = None` / `p.grad.zero_()` over the "
             "optimizer's parameters that runs after `loss.backward()` and before the `optimizer.step()` that follows "
             "it, in the same iteration. A zero_grad of another optimizer or model (clearing a discriminator's "
-            "gradients before the generator's step), and one followed by another backward before the step, are left "
-            "alone. With gradient accumulation (backward every batch, `optimizer.step()` only under `if (i + 1) % k "
+            "gradients before the generator's step), one followed by another backward before the step, and one after "
+            "a backward whose loss is made only of tensors built in view from literals (`w = torch.tensor([1.], "
+            "requires_grad=True)`, arithmetic on them: a tutorial's autograd demo) when the optimizer holds a "
+            "module's `.parameters()` that none of them is, are left alone: that backward filled no gradient the "
+            "step reads. With gradient accumulation (backward every batch, `optimizer.step()` only under `if (i + 1) % k "
             "== 0:`), it also finds a zero_grad of those parameters that runs every batch, outside the condition "
             "(after the step, or before the forward pass): it clears the accumulated gradients before the step "
             "uses them. Two more accumulation shapes: a zero_grad inside an inner (micro-batch) loop whose every "
@@ -124,6 +130,8 @@ class ZeroGradMisplaced(Rule):
                     continue
                 if [x for x in it.between(z, step, "backward")]:
                     continue  # a later backward refills the gradients before the step
+                if _scratch_loss(it, b, step):
+                    continue  # the backward filled no gradient this optimizer holds
                 seen.add(id(z.node))
                 what = code_of(z.small) if z.info.get("target") == "none" else f"{z.recv}.zero_grad()"
                 message = (f"`{what}` runs after backward() and before `{step.recv}.step()`: the step sees no "
@@ -176,6 +184,54 @@ class ZeroGradMisplaced(Rule):
             edits = compose([Op(z.line, remove=True), Op(anchor, before=[moved(z.line)])])
             desc = f"move `{code_of(z.small)}` before the forward pass"
         return ctx.fix(desc, edits, Safety.UNSAFE, train_loop_contract(it))
+
+
+def _scratch_loss(it, b, step) -> bool:
+    """The backward's loss is made only of tensors built in view from literals (`w = torch.tensor([1.],
+    requires_grad=True)`, arithmetic on them), and the stepped optimizer holds a module's `.parameters()`
+    that none of them is: a tutorial's autograd demo before a demo of the optimizer's calls. Its backward
+    fills the scratch tensors' `.grad` alone, so the clear before the step loses nothing. Any other call,
+    attribute, parameter or unbound name in the loss's making may reach the model: not shown."""
+    call = b.node
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return False
+    opts = it.bindings(step.recv) if step.recv else []
+    if not opts:
+        return False
+    for opt in opts:  # every optimizer the name is bound to holds a module's parameters
+        held = opt.value.args[0].value if isinstance(opt.value, cst.Call) and opt.value.args else None
+        if opt.kind is not Kind.OPTIMIZER or not (
+                isinstance(held, cst.Call) and isinstance(held.func, cst.Attribute)
+                and held.func.attr.value in ("parameters", "named_parameters")):
+            return False
+    imports = it.index.imports
+    names: set[str] = set()
+    todo: list[cst.CSTNode] = [call.func.value]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, cst.Call):
+            if qualname(node.func, imports) not in torchapi.TENSOR_FACTORIES:
+                return False
+            todo.extend(a.value for a in node.args)
+        elif isinstance(node, cst.Attribute):
+            return False  # `model.weight`, `out.logits`: may be the model's
+        elif isinstance(node, cst.Name):
+            if node.value in names or node.value in ("True", "False", "None"):
+                continue
+            bs = it.flow.visible_bindings(node.value)
+            if not bs or any(x.is_param or not isinstance(x.value, cst.BaseExpression) for x in bs):
+                return False
+            names.add(node.value)
+            todo.extend(x.value for x in bs)
+        elif isinstance(node, (cst.BaseNumber, cst.BaseString)):
+            continue
+        elif isinstance(node, (cst.BinaryOperation, cst.UnaryOperation, cst.List, cst.Tuple, cst.Element,
+                               cst.Subscript, cst.SubscriptElement, cst.Index, cst.Slice)):
+            todo.extend(children(node))
+        elif not isinstance(node, (cst.BaseBinaryOp, cst.BaseUnaryOp, cst.LeftParen, cst.RightParen,
+                                   cst.Comma, cst.LeftSquareBracket, cst.RightSquareBracket)):
+            return False
+    return not any(names & {n.value for n in walk(opt.value) if isinstance(n, cst.Name)} for opt in opts)
 
 
 def _per_micro_batch(it, b):

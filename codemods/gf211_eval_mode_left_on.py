@@ -104,7 +104,7 @@ class _Modes:
 
     def call(self, call: cst.Call, state: frozenset) -> frozenset:
         func = call.func
-        if isinstance(func, cst.Attribute) and dotted(func.value) == self.model:
+        if isinstance(func, cst.Attribute) and dotted(_module_itself(func.value)) == self.model:
             meth = func.attr.value
             if meth == "eval" and not call.args:
                 return frozenset({(EVAL, call)})
@@ -178,10 +178,23 @@ def _may_change_mode(index, stmts: list) -> bool:
     return False
 
 
+# Module methods that return the module itself: `net.to(device).train()` sets the mode of `net`.
+_RETURN_SELF = frozenset({"to", "cpu", "cuda", "float", "half", "double", "bfloat16", "train", "eval",
+                          "requires_grad_", "apply", "type"})
+
+
+def _module_itself(expr):
+    """`net` for `net.to(device)`, `net.cpu()`, `net.eval()`, chained: what a mode call on it sets."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value in _RETURN_SELF:
+        expr = expr.func.value
+    return expr
+
+
 def _restores(fn: cst.FunctionDef, param: str) -> bool:
-    """Whether `fn` calls `param.train(...)` anywhere."""
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train" and dotted(c.func.value) == param
-               for c in calls_in(fn))
+    """Whether `fn` calls `param.train(...)` anywhere (also chained, `param.to(dev).train()`)."""
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "train"
+               and dotted(_module_itself(c.func.value)) == param for c in calls_in(fn))
 
 
 def _parameter_for(fn: cst.FunctionDef, call: cst.Call, arg: cst.Arg) -> str | None:
@@ -209,7 +222,8 @@ class EvalModeLeftOn(Rule):
             "batches after it train in eval mode; not when the first batch already runs in eval mode (on purpose) "
             "or the body breaks out of the loop or returns, or the module is built again at the top of every pass (a fresh module each time: `layer = nn.BatchNorm1d(n)` in a check that compares layers). `model` is a module the training loop calls and its optimizer steps. Left alone: "
             "a `model.train()` "
-            "at the start of each epoch or after the validation; a helper that restores train mode; `eval()` after "
+            "at the start of each epoch or after the validation (chained calls count: `model.to(device).train()` "
+            "sets `model`'s mode, as `.to()`, `.cpu()` and `.cuda()` return the module itself); a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
             "dropout or batch norm (the modes compute the same: decided from its code's names and calls, never "
             "from text, so a comment or docstring naming `Dropout` or a commented-out `Variable(` is no evidence, "

@@ -55,7 +55,10 @@ class ForwardCalledDirectly(Rule):
             "object (`torch.jit.load(...)`, `torch.jit.script` "
             "of a function), and an attribute also assigned from anything else. "
             "Never fires on `super().forward(...)`, `self.forward(...)` inside the module's own methods, "
-            "`Base.forward(self, x)`, a module class's `self.module` given by the caller (a wrapper), or code that "
+            "`Base.forward(self, x)`, a module class's `self.module` given by the caller (a wrapper) unless every "
+            "`Wrapper(...)` of the file passes a module and the class registers no hook itself (a wrapper that "
+            "reruns the wrapped forward from a hook of its own, where calling the module would run that hook "
+            "again, does it on purpose; a wrapper the file never builds wraps what its callers pass), or code that "
             "scripts, traces, exports or compiles (`torch.jit`, `torch.onnx.export`, `torch.export`, "
             "`torch.compile`) in the same function or on the same name."
         ),
@@ -170,7 +173,7 @@ class ForwardCalledDirectly(Rule):
                     setup, how = self._all_modules(ctx, constructor_arguments(index, cls.name.value, attr), attr, 0)
                     return (None if self._hooked(ctx, recv) else setup), (how and "constructor argument")
                 if value is None:
-                    return None, None
+                    return self._wrapped(ctx, cls, attr)
                 if cls.name.value in index.module_classes:
                     return None, "submodule"
                 # a module held by a plain object (a trainer, an agent): built the same way here
@@ -188,6 +191,16 @@ class ForwardCalledDirectly(Rule):
         if not isinstance(recv, cst.Name):
             return None, None
         return self._name_module(ctx, recv.value, flow)
+
+    def _wrapped(self, ctx, cls, attr: str) -> tuple[str | None, str | None]:
+        """A module class's `self.layer` stored from an `__init__` parameter (a wrapper): a module when every
+        `Cls(...)` of the file passes one, unless the class registers a hook itself (a wrapper that reruns the
+        wrapped forward from its own hook, where calling the module would run that hook again, means it)."""
+        for node in walk(cls):
+            if isinstance(node, cst.Call) and any(w in code_of(node.func) for w in _HOOK_WORDS):
+                return None, None
+        _setup, how = self._all_modules(ctx, constructor_arguments(ctx.index, cls.name.value, attr), attr, 0)
+        return None, (how and "constructor argument")
 
     def _held_by_argument(self, ctx, owner: str, attr: str, flow, depth: int) -> bool:
         """`parser.model.forward(x)` in `def train_for_epoch(parser, ...)`: the object is a parameter, and every
