@@ -59,6 +59,9 @@ def _already_there(chain: CopyChain) -> bool:
         for m in chain.copying)
 
 
+_LEGACY_CTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor"})
+
+
 def _from_argument(chain: CopyChain, index) -> bool:
     """The Parameter's data is computed from a parameter of the enclosing function (`m, p, n =
     torch.svd(aptinit); emb = torch.mm(m, p.diag()); nn.Parameter(emb).to(device)`): ops on a tensor keep
@@ -84,6 +87,8 @@ def _reads_argument(flow, expr, imports, depth: int) -> bool:
         q = qualname(expr.func, imports)
         if q in FACTORIES and not q.endswith("_like"):
             return False  # created here: `torch.randn(n, 10)` reads `n` as a size
+        if q in _LEGACY_CTORS and len(expr.args) >= 2:
+            return False  # `torch.Tensor(dim, 1)`: two or more arguments are sizes, a fresh CPU tensor
         parts = [a.value for a in expr.args]
         if isinstance(expr.func, cst.Attribute):
             parts.append(expr.func.value)  # `p[:10].pow(0.5)`: a method of the tensor

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Flow, Kind, Step
 from gradfix.analysis.names import qualname
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, walk
 
 MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",
                          "decoder", "classifier", "backbone", "student", "teacher"})
@@ -76,13 +76,20 @@ def hand_written_backward(index) -> bool:
     def compute() -> bool:
         for cls in index.classes.values():
             if not _autograd_function(cls, index) and any(
-                    isinstance(st, cst.FunctionDef) and st.name.value == "backward"
+                    isinstance(st, cst.FunctionDef) and st.name.value == "backward" and not _calls_backward(st)
                     for st in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else ())):
                 return True
         project = index.project
         return project is not None and any(project.hand_written_backward(q) for q in
                                            {*index.imports.aliases.values(), *project.star_imports()})
     return index.memo("loops.hand_written_backward", compute)
+
+
+def _calls_backward(fn: cst.FunctionDef) -> bool:
+    """A trainer's `def backward(self, loss): loss.backward()` (or `torch.autograd.backward(...)`) wraps autograd:
+    not hand-written gradient code."""
+    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward"
+               for n in walk(fn))
 
 
 def _autograd_function(cls: cst.ClassDef, index) -> bool:
