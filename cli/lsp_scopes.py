@@ -41,6 +41,9 @@ Result = tuple[list[Finding], list[FileError]]
 _STANDARD = frozenset(getattr(sys, "stdlib_module_names", ())) - {"__future__"}
 
 
+BACKWARD = " backward"  # a pseudo-name (no identifier has a space): links a class's own backward() to its callers
+
+
 @dataclass(frozen=True)
 class Facts:
     """What a unit shares with the rest of the file."""
@@ -83,6 +86,11 @@ def unit_facts(nodes: list[ast.stmt]) -> Facts:
                 if node.name:
                     mentioned.add(node.name)
                     bound.add(node.name)
+            elif kind is ast.Attribute and node.attr == "backward":
+                mentioned.add(BACKWARD)    # `x.backward()` reads whether a class of the file has its own backward
+            elif kind is ast.ClassDef and any(isinstance(m, ast.FunctionDef) and m.name == "backward"
+                                              for m in node.body):
+                bound.add(BACKWARD)        # analysis/loops.hand_written_backward: a file-wide fact
             elif kind is ast.ExceptHandler and node.name:
                 mentioned.add(node.name)
                 if not isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
