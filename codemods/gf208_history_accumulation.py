@@ -56,7 +56,7 @@ class HistoryAccumulation(Rule):
             "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
             "adds that parameter unchanged (at most scaled) into an attribute (`self.sum += val * n`, "
             "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
-            "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere."
+            "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere. In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
         ),
         why=(
             "`loss` carries its `grad_fn`, so `total` becomes a tensor whose graph links to every iteration's graph: "
