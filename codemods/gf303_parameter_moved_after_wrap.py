@@ -5,6 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.names import qualname, shorten
+from gradfix.analysis.torchapi import TENSOR_FACTORIES
 from gradfix.analysis.params import (
     FACTORIES, MOVE_METHODS, CopyChain, all_calls, code_of, copy_chain, method_text, outermost_chain, stored_name,
     used_as_leaf,
@@ -59,9 +60,6 @@ def _already_there(chain: CopyChain) -> bool:
         for m in chain.copying)
 
 
-_LEGACY_CTORS = frozenset({"torch.Tensor", "torch.FloatTensor", "torch.DoubleTensor", "torch.HalfTensor"})
-
-
 def _from_argument(chain: CopyChain, index) -> bool:
     """The Parameter's data is computed from a parameter of the enclosing function (`m, p, n =
     torch.svd(aptinit); emb = torch.mm(m, p.diag()); nn.Parameter(emb).to(device)`): ops on a tensor keep
@@ -87,7 +85,7 @@ def _reads_argument(flow, expr, imports, depth: int) -> bool:
         q = qualname(expr.func, imports)
         if q in FACTORIES and not q.endswith("_like"):
             return False  # created here: `torch.randn(n, 10)` reads `n` as a size
-        if q in _LEGACY_CTORS and len(expr.args) >= 2:
+        if q in TENSOR_FACTORIES and q.endswith("Tensor") and len(expr.args) >= 2:
             return False  # `torch.Tensor(dim, 1)`: two or more arguments are sizes, a fresh CPU tensor
         parts = [a.value for a in expr.args]
         if isinstance(expr.func, cst.Attribute):

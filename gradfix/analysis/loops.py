@@ -14,7 +14,8 @@ import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Flow, Kind, Step
 from gradfix.analysis.names import qualname
-from gradfix.analysis.tree import children, walk
+from gradfix.analysis.project import autograd_or_module_base
+from gradfix.analysis.tree import children
 
 MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",
                          "decoder", "classifier", "backbone", "student", "teacher"})
@@ -88,16 +89,11 @@ def hand_written_backward(index) -> bool:
 def _calls_backward(fn: cst.FunctionDef) -> bool:
     """A trainer's `def backward(self, loss): loss.backward()` (or `torch.autograd.backward(...)`) wraps autograd:
     not hand-written gradient code."""
-    return any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "backward"
-               for n in walk(fn))
+    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in _walk_calls(fn))
 
 
 def _autograd_function(cls: cst.ClassDef, index) -> bool:
-    for base in cls.bases:
-        q = qualname(base.value, index.imports) or ""
-        if q.startswith("torch.autograd.") or q.endswith("Function") or q.startswith("torch.nn."):
-            return True
-    return False
+    return any(autograd_or_module_base(qualname(base.value, index.imports) or "") for base in cls.bases)
 
 
 def _shown_tensor(recv, flow: Flow) -> bool:

@@ -294,9 +294,14 @@ def _built_class(value: ast.expr, qualify) -> str | None:
     return None
 
 
+def autograd_or_module_base(base: str) -> bool:
+    """A qualified base class whose `backward` is autograd's business: a `torch.autograd.Function`, an nn.Module,
+    or an unresolved `...Function`."""
+    return base.startswith(("torch.autograd.", "torch.nn.")) or base.endswith("Function")
+
+
 def _hand_written(s: FileSummary, cls: str) -> bool:
-    return f"{cls}.backward" in s.functions and not any(
-        b.startswith(("torch.autograd.", "torch.nn.")) or b.endswith("Function") for b in s.classes[cls])
+    return f"{cls}.backward" in s.functions and not any(autograd_or_module_base(b) for b in s.classes[cls])
 
 
 def resolve_relative(module: str | None, level: int, package: str | None) -> str | None:
