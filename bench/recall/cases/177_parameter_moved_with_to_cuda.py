@@ -3,7 +3,7 @@ Title: Parameter not registering if .to(device) is used
 What went wrong: a module wraps a tensor in `nn.Parameter` and then calls `.to("cuda")` on the
 parameter; `.to` returns a plain (non-leaf) tensor, so the attribute is not registered and the
 state dict and `parameters()` are empty.
-runs: on a CUDA machine `state_dict()` is empty and the optimizer raises "empty parameter list"; on CPU `.to("cpu")` returns the parameter itself and it registers
+runs: on a CUDA machine `state_dict()` is empty (the attribute is a plain copy, not a registered parameter); on CPU `.to("cpu")` returns the parameter itself, it registers and the run prints ['par']
 scope: documented
 """
 import torch
