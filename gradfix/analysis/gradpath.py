@@ -458,6 +458,34 @@ def straight_through(call: cst.Call, index) -> bool:
     return False
 
 
+def optimized_parts(tl: TrainingLoop) -> set[str] | None:
+    """The modules, as written (`self.model.heads[-1]`), whose `.parameters()` the optimizer this step runs
+    (`opt.step()`, `self.opt.step()`) was built from in this scope: `torch.optim.SGD(self.model.heads[-1]
+    .parameters(), lr=lr)` trains only that head. None when a binding of the optimizer that comes before the
+    step is not such a call (a parameter list, param groups, a factory, a binding in another method)."""
+    if tl.opt_step is None:
+        return None
+    recv = None
+    for call in calls_in(tl.opt_step.node):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
+            recv = dotted(call.func.value)
+    bound = [b for b in tl.flow.bindings if recv is not None and b.name == recv and 0 <= b.step < tl.opt_step.index]
+    if not bound:
+        return None
+    parts: set[str] = set()
+    for b in bound:
+        value = b.value
+        if b.kind is not Kind.OPTIMIZER or not isinstance(value, cst.Call):
+            return None
+        first = next((a for a in value.args if a.keyword is None or a.keyword.value == "params"), None)
+        held = first.value if first is not None and not first.star else None
+        if not (isinstance(held, cst.Call) and isinstance(held.func, cst.Attribute) and
+                held.func.attr.value == "parameters" and not held.args):
+            return None
+        parts.add(cst.Module([]).code_for_node(held.func.value).strip())
+    return parts
+
+
 def _module_ctor_of(index, flow: Flow | None, func: cst.BaseExpression, depth: int = 0) -> str | None:
     """Constructor qualname of the module `func` calls: `crit`, `self.crit`, `nn.Softmax(1)`."""
     if isinstance(func, cst.Call):
