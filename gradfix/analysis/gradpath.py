@@ -228,6 +228,18 @@ class GradPaths:
             stack.extend(children(node))
         return False
 
+    def dead_term(self, term: cst.BaseExpression) -> bool:
+        """An additive term of the loss shown to carry no gradient: it does not carry, and neither it nor a
+        value it reads hands a trained module to a call (`gradient_penalty(dis_net, real, fake.detach())`
+        in a discriminator step may run `dis_net` inside: its result is not shown to be a constant)."""
+        if self.carries(term):
+            return False
+        for part in self.reaches(term):
+            for node in walk(part):
+                if type(node) is cst.Call and any(not a.star and dotted(a.value) in self.trained for a in node.args):
+                    return False
+        return True
+
     def breaks_in(self, expr: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
         """Break calls inside `expr` whose cut expression carries gradient."""
         out = []
