@@ -10,7 +10,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.names import target_names
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, contains
 from gradfix.analysis.loops import TrainingLoop, backward_target, is_model_call, is_optimizer_step, _walk_calls
 
 
@@ -191,7 +191,7 @@ def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst
             if any(isinstance(t, cst.Name) and t.value in wanted - settled for t in targets):
                 out.append((node, node.value))
                 wanted |= names_in(node.value)
-            if _surely_runs_before(st, here):
+            if _surely_runs_before(flow.index, st, here):
                 # `loss = (y_pred - y).pow(2).sum().item()` in an earlier notebook cell's loop never reaches
                 # a backward whose own loop binds `loss = loss_fn(y_pred, y)` first
                 settled |= {n for t in node.targets for n in target_names(t.target)} - names_in(node.value)
@@ -202,10 +202,21 @@ def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst
     return out
 
 
-def _surely_runs_before(st, backward) -> bool:
+def _surely_runs_before(index, st, backward) -> bool:
     """Step `st` (before the backward) runs on every path that reaches the backward, after every step before
-    it: it sits in no loop and no branch the backward is not also in."""
-    return all(any(loop is m for m in backward.loops) for loop in st.loops) and set(st.branch) <= set(backward.branch)
+    it: it sits in no loop, no branch and no part of a `try` statement (a body that may raise half-way, a
+    handler) that the backward is not also in."""
+    if not all(any(loop is m for m in backward.loops) for loop in st.loops) or \
+            not set(st.branch) <= set(backward.branch):
+        return False
+    node, parent = st.node, index.parents.get(st.node)
+    while parent is not None and parent is not backward.node:
+        if isinstance(parent, (cst.Try, cst.TryStar)) and not contains(node, backward.node):
+            return False
+        if isinstance(parent, (cst.FunctionDef, cst.Module)):
+            break
+        node, parent = parent, index.parents.get(parent)
+    return True
 
 
 def kinds_of(flow: Flow, name: str) -> set[Kind]:
