@@ -87,7 +87,7 @@ def _dead_parts(tl, paths=None) -> list:
     paths = paths or GradPaths(tl, data_breaks=True)
     if not paths.carries(tl.loss):
         return [part for _stmt, value in paths.loss_values() for part in [value]] or [tl.loss]
-    return [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+    return [part for t in paths.additive_terms() if paths.dead_term(t) for part in paths.reaches(t)]
 
 
 def _forward_data_cuts(tl):

@@ -9,6 +9,7 @@ from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
+from gradfix.analysis.numbers import fresh_constant
 from gradfix.analysis.trainstep import literal_number, names_in
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -36,11 +37,15 @@ class HistoryAccumulation(Rule):
             "`running += loss.item() * x.size(0)`) are left alone, and so are values shown to be Python numbers "
             "(a helper of the file whose every `return` gives one, such as an accuracy ending in `.item()` or a "
             "metric summing `math.log` terms, and a `loss` name rebound to such a helper's result before the "
-            "`+=`, or rebound to a value that leaves autograd, `loss = loss.detach().cpu().numpy()`), an output "
+            "`+=`, or rebound to a value that leaves autograd, `loss = loss.detach().cpu().numpy()`, or an output of a "
+            "module whose `forward`, in this file or another of the project, returns it as Python numbers or a list "
+            "of them on every `return`: `loss, accs = contrast(z, c)` with `accs.append(acc.item())` in that forward, "
+            "then `mean_accs += np.array(accs)`: a list of floats holds no graph), an output "
             "of a callable not shown to be a module that the loss does not read (`loss, per_class = "
             "criterion(out, y)`, `total += per_class[0]`: a criterion given as a parameter may return numbers "
-            "or arrays there), a total reset to a number on every optimisation step around a loop that runs no "
-            "step itself (per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
+            "or arrays there), a total reset to a number or a new constant tensor on every optimisation step around a loop "
+            "that runs no step itself (`step_loss = torch.tensor(0.0)` before the micro-batches of one "
+            "gradient-accumulation step, per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
             "sl.backward()`: no graph outlives the step), "
             "the value of a torchmetrics classification metric (`acc += acc_fn(out, y)` with `acc_fn = "
             "Accuracy(...)`: computed from thresholded or argmax'ed predictions, it has no graph), a value whose "
@@ -265,9 +270,10 @@ def _backpropagated_names(it) -> set[str]:
 
 
 def _one_step_total(it, e) -> bool:
-    """`score = 0; for sl in layer_losses: score += sl.backward()` in a closure or an optimisation step:
-    the loop holding the backward runs no optimizer step, and the total is reset to a number outside that
-    loop on every call or step, so it sums one step's terms and no graph outlives the step."""
+    """`score = 0; for sl in layer_losses: score += sl.backward()` in a closure or an optimisation step, or
+    `batch_loss = torch.tensor(0.0)` before the micro-batches of one gradient-accumulation step: the loop
+    holding the backward runs no optimizer step, and the total is reset to a number or a new constant tensor
+    outside that loop on every call or step, so it sums one step's terms and no graph outlives the step."""
     loop = it.loop
     if any(isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "step"
            for n in _walk(loop.body)):
@@ -281,7 +287,7 @@ def _one_step_total(it, e) -> bool:
         return False
     reset = before[-1]
     st = flow.steps[reset.step]
-    if loop in st.loops or not isinstance(st.node, cst.Assign) or literal_number(st.node.value) is None:
+    if loop in st.loops or not isinstance(st.node, cst.Assign) or not fresh_constant(it.index, st.node.value):
         return False
     outer = acc.loops[: acc.loops.index(loop)] if loop in acc.loops else None
     if outer is None or tuple(st.loops) != tuple(outer):

@@ -7,7 +7,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis.flow import Kind
-from gradfix.analysis.gradpath import GradPaths
+from gradfix.analysis.gradpath import GradPaths, optimized_parts
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted, qualname
@@ -31,8 +31,9 @@ class _Modes:
     """Follows one model's train/eval mode through statements. A state is a frozenset of
     (mode, node that set eval mode or None)."""
 
-    def __init__(self, index, model: str, depth: int = 0):
+    def __init__(self, index, model: str, depth: int = 0, part: str | None = None):
         self.index, self.model, self.depth = index, model, depth
+        self.part = part   # the submodule (`model.heads[-1]`) that alone holds what the optimizer steps
         self.jumps: list[set] = []          # per enclosing loop being followed: states that break or continue
         self.next_iteration: set = set()    # states that `continue` the outermost (epoch) loop
         self.returns: set = set()           # states at a `return` (a helper's result; the end of the run at depth 0)
@@ -104,7 +105,7 @@ class _Modes:
 
     def call(self, call: cst.Call, state: frozenset) -> frozenset:
         func = call.func
-        if isinstance(func, cst.Attribute) and dotted(_module_itself(func.value)) == self.model:
+        if isinstance(func, cst.Attribute) and self._sets_mode_of(_module_itself(func.value)):
             meth = func.attr.value
             if meth == "eval" and not call.args:
                 return frozenset({(EVAL, call)})
@@ -143,6 +144,22 @@ class _Modes:
                 # an eval set inside the helper is reported at the call that runs it
                 out.add((m, call if m == EVAL and n is not node else n))
         return frozenset(out)
+
+
+    def _sets_mode_of(self, target) -> bool:
+        """`model.train()`, or `model.heads[-1].train()` when that head is all the optimizer trains: the mode
+        of the part being trained is the one that matters (the rest is a fixed feature extractor)."""
+        return dotted(target) == self.model or self.part is not None and code_of(target) == self.part
+
+
+def _trained_part(it, model: str) -> str | None:
+    """The one submodule of `model` (`model.heads[-1]`, `model.fc`) whose parameters are all the step's
+    optimizer holds (analysis/gradpath.py `optimized_parts`), else None."""
+    parts = optimized_parts(it.tl)
+    if not parts or len(parts) != 1:
+        return None
+    part = next(iter(parts))
+    return part if part.startswith((model + ".", model + "[")) else None
 
 
 def _loop_of(index, node: cst.CSTNode):
@@ -223,7 +240,11 @@ class EvalModeLeftOn(Rule):
             "or the body breaks out of the loop or returns, or the module is built again at the top of every pass (a fresh module each time: `layer = nn.BatchNorm1d(n)` in a check that compares layers). `model` is a module the training loop calls and its optimizer steps. Left alone: "
             "a `model.train()` "
             "at the start of each epoch or after the validation (chained calls count: `model.to(device).train()` "
-            "sets `model`'s mode, as `.to()`, `.cpu()` and `.cuda()` return the module itself); a helper that restores train mode; `eval()` after "
+            "sets `model`'s mode, as `.to()`, `.cpu()` and `.cuda()` return the module itself); a `train()` of the one "
+            "submodule whose parameters are all the step's optimizer holds (a warm-up of a new head, `opt = "
+            "SGD(model.heads[-1].parameters())` with `model.heads[-1].train()` at each epoch start: the part being "
+            "trained is in train mode, the rest is a fixed feature extractor; a `train()` of another part, or an "
+            "optimizer over the whole model, is still reported); a helper that restores train mode; `eval()` after "
             "the epoch loop (final testing); other modules (a teacher, an EMA copy); a model of this file with no "
             "dropout or batch norm (the modes compute the same: decided from its code's names and calls, never "
             "from text, so a comment or docstring naming `Dropout` or a commented-out `Variable(` is no evidence, "
@@ -304,7 +325,7 @@ class EvalModeLeftOn(Rule):
             return None
         if any(_binds(stmt, model) for stmt in body[:k]):
             return None   # a fresh module every pass (`layer = nn.BatchNorm1d(n)` at the top): no mode carries over
-        modes = _Modes(index, model)
+        modes = _Modes(index, model, part=_trained_part(it, model))
         trained = frozenset({(TRAIN, None)})
         modes.jumps.append(set())   # a `continue` of the batch loop starts its next pass
         try:
@@ -326,7 +347,7 @@ class EvalModeLeftOn(Rule):
         return ctx.finding(culprit, message, None)
 
     def _inspect(self, ctx, it, model: str, before: list, after: list):
-        modes = _Modes(ctx.index, model)
+        modes = _Modes(ctx.index, model, part=_trained_part(it, model))
         trained = frozenset({(TRAIN, None)})
         try:
             if modes.statement(it.loop, trained) != trained or \

@@ -78,7 +78,12 @@ class GraphBreakInLoss(Rule):
             "hands an optimizer, but for target/EMA-named copies), backward runs, so the \"only path\" claim is "
             "not made; the critic learns from its own loss. A cut whose value goes straight into an op with no "
             "gradient (`torch.argmax(probs.detach(), dim=1)` as a pseudo-label, `.argmax()`, a comparison, `.long()`) "
-            "cuts nothing: the result had no gradient to lose. The positional argument of `y.backward(torch.tensor(grad))` "
+            "cuts nothing: the result had no gradient to lose. A term built by a call that is handed a trained "
+            "module (`gradient_penalty(critic, real, fake.detach())` in a WGAN-GP critic step) is not shown dead: the "
+            "function may run the module, so the detach there cuts only the generator. Only bindings that can reach "
+            "the backward are read: an earlier loop's `loss = (pred - y).pow(2).sum().item()` (a previous notebook "
+            "cell fitting plain tensors by hand) is not part of a loss that the training loop binds again, on every "
+            "path, before `loss.backward()`. The positional argument of `y.backward(torch.tensor(grad))` "
             "on a tensor is the upstream `gradient`, not a loss: what is backpropagated is `y` (only a non-tensor "
             "receiver, `accelerator.backward(loss)`, takes its argument as the loss)."
         ),
@@ -109,7 +114,7 @@ class GraphBreakInLoss(Rule):
             if not paths.trained:
                 continue
             loss_carries = paths.carries(tl.loss)
-            dead_terms = [part for t in paths.additive_terms() if not paths.carries(t) for part in paths.reaches(t)]
+            dead_terms = [part for t in paths.additive_terms() if paths.dead_term(t) for part in paths.reaches(t)]
             others: bool | None = None
             for _stmt, value in paths.loss_values():
                 for call, inner in paths.breaks_in(value):

@@ -109,7 +109,7 @@ def _to_record(s: FileSummary | None) -> dict:
             "sites": [[c.target, c.no_grad, c.caller, c.line] for c in s.sites],
             "factories": {k: [[r.ctor, r.head] for r in v] for k, v in s.factories.items()},
             "heads": dict(s.heads), "clears": sorted(s.clears), "stars": list(s.stars),
-            "clearing": sorted(s.clearing)}
+            "clearing": sorted(s.clearing), "numbers": {k: list(v) for k, v in s.numbers.items()}}
 
 
 def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool | None:
@@ -126,6 +126,7 @@ def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool 
             {k: tuple(Returned(str(c), h) for c, h in v) for k, v in data["factories"].items()},
             {str(k): str(v) for k, v in data["heads"].items()},
             frozenset(str(c) for c in data["clears"]), tuple(str(m) for m in data["stars"]),
-            frozenset(str(c) for c in data["clearing"]))
+            frozenset(str(c) for c in data["clearing"]),
+            {str(k): tuple(int(i) for i in v) for k, v in data["numbers"].items()})
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -247,3 +247,77 @@ def test_reused_flows_follow_an_edited_factory_of_the_same_file():
     changed = factory.replace("    return net\n", "    if x_ok():\n        return net\n")
     second, _ = engine.lint_source(head + changed + user, "f.py", incremental=parser)
     assert [f.rule for f in second] == []
+
+
+CONTRAST_LOSS = '''\
+import torch
+from torch import nn
+import torch.nn.functional as F
+
+
+class OffsetContrast(nn.Module):
+    def __init__(self, dim, offsets):
+        super().__init__()
+        self.heads = nn.ModuleList([nn.Linear(dim, dim) for _ in range(offsets)])
+
+    def forward(self, z, ctx):
+        terms, hit_rates = list(), list()
+        for k, head in enumerate(self.heads, 1):
+            scores = head(ctx[:, :-k]) @ z[:, k:].transpose(1, 2)
+            labels = torch.arange(scores.size(1)).expand(scores.size(0), -1)
+            terms.append(F.cross_entropy(scores.transpose(1, 2), labels))
+            hit_rates.append((scores.argmax(1) == labels).float().mean().item())
+        return torch.stack(terms).mean(), hit_rates
+
+
+class Leaky(nn.Module):
+    def forward(self, z):
+        kept = []
+        kept.append(z.sum().item())
+        kept.extend(z.unbind(0))
+        return z.mean(), kept, len(kept), z.max().item() * 2
+
+
+class Settings:
+    def forward(self, z):
+        return z, 1.0
+'''
+
+CONTRAST_TRAIN = '''\
+import numpy as np
+import torch
+from torch import nn
+
+from losses import OffsetContrast
+
+encoder = nn.GRU(6, 6, batch_first=True)
+contrast = OffsetContrast(6, 3)
+opt = torch.optim.Adam(list(encoder.parameters()) + list(contrast.parameters()), lr=1e-3)
+for epoch in range(2):
+    mean_hits = np.zeros(3)
+    for i, feats in enumerate([torch.randn(4, 10, 6)], 1):
+        opt.zero_grad()
+        ctx, _ = encoder(feats)
+        loss, hits = contrast(feats, ctx)
+        loss.backward()
+        opt.step()
+        mean_hits += (np.array(hits) - mean_hits) / i
+'''
+
+
+def test_forward_outputs_that_are_python_numbers(tmp_path, monkeypatch):
+    """GF208 reads which outputs of a project module's forward are floats (`.item()`) or lists of them."""
+    write(tmp_path, {"losses.py": CONTRAST_LOSS, "train.py": CONTRAST_TRAIN})
+    files = {str(p): p.read_text() for p in tmp_path.rglob("*.py")}
+    view = ProjectIndex.build(files, str(tmp_path)).view(str(tmp_path / "train.py"))
+    assert view.forward_numbers("losses.OffsetContrast") == {1}
+    # a list that is also extended with tensors is not shown; `len(...)` and `.item() * 2` are numbers
+    assert view.forward_numbers("losses.Leaky") == {2, 3}
+    assert view.forward_numbers("losses.Settings") == frozenset()   # not a module
+    assert [f for f in findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path))) if f[2] == "GF208"] == []
+    # soft hit rates kept as tensors: the running mean holds every iteration's graph, and the cached
+    # importer must see the edit of losses.py
+    (tmp_path / "losses.py").write_text(CONTRAST_LOSS.replace(
+        "(scores.argmax(1) == labels).float().mean().item()", "scores.softmax(1).mean()"))
+    got = findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path)))
+    assert ("train.py", 18, "GF208") in got

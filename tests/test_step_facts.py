@@ -265,3 +265,87 @@ def test_summary_records_the_methods_that_clear():
     from gradfix.analysis.returns import clearing_methods
 
     assert clearing_methods(ast.parse(BASE_TRAINER)) == {"Trainer.standard_loss"}
+
+
+def _loss_sources(src):
+    from gradfix.analysis.expressions import code_of
+    from gradfix.analysis.trainstep import loss_expressions
+
+    return [[code_of(v) for _stmt, v in loss_expressions(tl)] for tl in _loops(src)]
+
+
+REBOUND = '''
+import torch
+model = torch.nn.Linear(3, 1)
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for t in range(3):
+    loss = (w * x - y).pow(2).sum().item()
+for t in range(3):
+    loss = crit(model(x), y)
+    if t % 2:
+        loss = loss * 0.5
+    loss.backward()
+    opt.step()
+'''
+
+
+def test_a_binding_rebound_on_every_path_before_backward_is_not_followed():
+    """An earlier loop's `loss` (a notebook's previous cell) never reaches a backward whose loop binds `loss`
+    again first; a rebinding in a branch, or one that reads the name, keeps the earlier binding."""
+    assert _loss_sources(REBOUND) == [["loss", "loss * 0.5", "crit(model(x), y)", "torch.nn.Linear(3, 1)"]]
+    branchy = REBOUND.replace("    loss = crit(model(x), y)\n", "    if t:\n        loss = crit(model(x), y)\n")
+    assert "(w * x - y).pow(2).sum().item()" in _loss_sources(branchy)[0]
+
+
+def test_a_binding_in_a_try_statement_does_not_hide_the_earlier_one():
+    """A `try` body may raise before its binding, and a handler runs only then: neither stops the walk."""
+    src = REBOUND.replace("    loss = crit(model(x), y)\n",
+                          "    try:\n        loss = crit(model(x), y)\n    except RuntimeError:\n        pass\n")
+    assert "(w * x - y).pow(2).sum().item()" in _loss_sources(src)[0]
+    inside = REBOUND.replace("    loss = crit(model(x), y)\n    if t % 2:\n        loss = loss * 0.5\n"
+                             "    loss.backward()\n",
+                             "    try:\n        loss = crit(model(x), y)\n        loss.backward()\n"
+                             "    except RuntimeError:\n        pass\n")
+    assert _loss_sources(inside) == [["loss", "crit(model(x), y)", "torch.nn.Linear(3, 1)"]]
+
+
+WARMUP = '''
+import torch
+class Learner:
+    def warm_up(self, loader):
+        self.optimizer = torch.optim.SGD(self.model.heads[-1].parameters(), lr=0.1)
+        for x, y in loader:
+            loss = crit(self.model(x), y)
+            self.optimizer.zero_grad()
+            loss.backward()
+            self.optimizer.step()
+'''
+
+
+def test_optimized_parts_names_the_submodule_the_optimizer_holds():
+    from gradfix.analysis.gradpath import optimized_parts
+
+    assert [optimized_parts(tl) for tl in _loops(WARMUP)] == [{"self.model.heads[-1]"}]
+    groups = WARMUP.replace("self.model.heads[-1].parameters()", "[{'params': self.model.parameters()}]")
+    assert [optimized_parts(tl) for tl in _loops(groups)] == [None]
+
+
+PENALTY = '''
+import torch
+def critic_step(gen: torch.nn.Module, critic: torch.nn.Module, opt, real, z):
+    fake = gen(z).detach()
+    gp = penalty(critic, real, fake)
+    smooth = roughness(fake)
+    loss = critic(fake).mean() - critic(real).mean() + 10 * gp + smooth
+    loss.backward()
+    opt.step()
+'''
+
+
+def test_a_term_from_a_call_handed_a_trained_module_is_not_dead():
+    from gradfix.analysis.expressions import code_of
+
+    (tl,) = _loops(PENALTY)
+    paths = GradPaths(tl)
+    dead = [code_of(t) for t in paths.additive_terms() if paths.dead_term(t)]
+    assert dead == ["roughness(fake)"]   # `penalty(critic, ...)` may run the critic; `roughness(fake)` cannot

@@ -310,6 +310,24 @@ class FileIndex:
         memo[q] = result
         return result
 
+    def forward_numbers(self, q: str | None) -> frozenset[int]:
+        """The positions of the tuple that module class `q` (of this file or of the project) returns from
+        `forward` holding Python numbers or lists of them (analysis/returns.py); empty when none is shown."""
+        if not q:
+            return frozenset()
+        if q in self.module_classes:
+            from gradfix.analysis.returns import forward_numbers
+
+            memo = self._memo.get("fileindex.forward_numbers")
+            if memo is None:
+                body = self._ast_body
+                memo = self._memo["fileindex.forward_numbers"] = \
+                    forward_numbers(ast.Module(body=body, type_ignores=[])) if body is not None else {}
+            return frozenset(memo.get(q, ()))
+        if self.project is not None and "." in q:
+            return self.project.forward_numbers(q)
+        return frozenset()
+
     def parameter_free_project_class(self, q: str | None) -> bool:
         """A module class another file of the project defines that creates no parameter, buffer or
         submodule (nor do its bases): a dropout or pooling wrapper."""

@@ -228,6 +228,18 @@ class GradPaths:
             stack.extend(children(node))
         return False
 
+    def dead_term(self, term: cst.BaseExpression) -> bool:
+        """An additive term of the loss shown to carry no gradient: it does not carry, and neither it nor a
+        value it reads hands a trained module to a call (`gradient_penalty(dis_net, real, fake.detach())`
+        in a discriminator step may run `dis_net` inside: its result is not shown to be a constant)."""
+        if self.carries(term):
+            return False
+        for part in self.reaches(term):
+            for node in walk(part):
+                if type(node) is cst.Call and any(not a.star and dotted(a.value) in self.trained for a in node.args):
+                    return False
+        return True
+
     def breaks_in(self, expr: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
         """Break calls inside `expr` whose cut expression carries gradient."""
         out = []
@@ -456,6 +468,34 @@ def straight_through(call: cst.Call, index) -> bool:
         if text and (text in inner) and not any(n is call for n in walk(term)):
             return True
     return False
+
+
+def optimized_parts(tl: TrainingLoop) -> set[str] | None:
+    """The modules, as written (`self.model.heads[-1]`), whose `.parameters()` the optimizer this step runs
+    (`opt.step()`, `self.opt.step()`) was built from in this scope: `torch.optim.SGD(self.model.heads[-1]
+    .parameters(), lr=lr)` trains only that head. None when a binding of the optimizer that comes before the
+    step is not such a call (a parameter list, param groups, a factory, a binding in another method)."""
+    if tl.opt_step is None:
+        return None
+    recv = None
+    for call in calls_in(tl.opt_step.node):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
+            recv = dotted(call.func.value)
+    bound = [b for b in tl.flow.bindings if recv is not None and b.name == recv and 0 <= b.step < tl.opt_step.index]
+    if not bound:
+        return None
+    parts: set[str] = set()
+    for b in bound:
+        value = b.value
+        if b.kind is not Kind.OPTIMIZER or not isinstance(value, cst.Call):
+            return None
+        first = next((a for a in value.args if a.keyword is None or a.keyword.value == "params"), None)
+        held = first.value if first is not None and not first.star else None
+        if not (isinstance(held, cst.Call) and isinstance(held.func, cst.Attribute) and
+                held.func.attr.value == "parameters" and not held.args):
+            return None
+        parts.add(cst.Module([]).code_for_node(held.func.value).strip())
+    return parts
 
 
 def _module_ctor_of(index, flow: Flow | None, func: cst.BaseExpression, depth: int = 0) -> str | None:

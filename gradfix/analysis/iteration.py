@@ -359,9 +359,12 @@ class Iteration:
                     # shown to be a module (`loss, per_class = criterion(out, y)`, a criterion given as a
                     # parameter) only the outputs the loss reads are: the others may be numbers or arrays
                     unpacked = target_names(t.target)
+                    numbers = self._number_outputs(value, t.target)
                     for name in unpacked:
                         if len(unpacked) > 1 and not self._module_called(value) and name not in read_by_loss:
                             continue
+                        if name in numbers:
+                            continue  # `loss, accs = crit(z, c)` whose forward builds `accs` from `.item()`
                         if not self._not_a_tensor(name):
                             names.add(name)
             loss = self.tl.loss
@@ -405,6 +408,19 @@ class Iteration:
             if name is not None and any(b.kind is Kind.MODULE for b in self.flow.bindings if b.name == name):
                 return True
         return False
+
+    def _number_outputs(self, value, target) -> set[str]:
+        """The names of `a, b = module(x)` that the module class's forward returns as Python numbers or lists
+        of them on every return (analysis/returns.py: `accs.append(acc.item())`): they hold no graph."""
+        if not (isinstance(value, cst.Call) and isinstance(target, (cst.Tuple, cst.List))) or \
+                any(isinstance(e, cst.StarredElement) for e in target.elements):
+            return set()
+        ctors = {b.ctor or (self.index.ctor_of(b.value) if isinstance(b.value, cst.BaseExpression) else None)
+                 for b in self.bindings(value.func) if b.kind is Kind.MODULE} if dotted(value.func) else set()
+        if len(ctors) != 1 or None in ctors:
+            return set()
+        positions = self.index.forward_numbers(ctors.pop())
+        return {e.value.value for k, e in enumerate(target.elements) if k in positions and isinstance(e.value, cst.Name)}
 
     def _not_a_tensor(self, name: str) -> bool:
         """Bound only to modules, optimizers and the like (`actor` in `actor(obs)`): the loss reads

@@ -375,5 +375,24 @@ def _to_integer_dtype(index, call: cst.Call) -> bool:
                                                                            "ByteTensor", "ShortTensor"))
 
 
+# constructors whose result is a new tensor of constants, whatever their arguments (`torch.tensor(t)` copies
+# without the graph; `as_tensor`, which may hand its argument back, is not among them)
+_CONSTANT_TENSORS = frozenset("torch." + n for n in ("tensor", "zeros", "ones", "full", "empty", "scalar_tensor",
+                                                     "zeros_like", "ones_like", "full_like", "empty_like"))
+
+
+def fresh_constant(index, expr: cst.CSTNode) -> bool:
+    """A number literal, or a new tensor of constants not asked to require grad (`torch.tensor(0.0,
+    device=d)`, `torch.zeros(())`): a value that starts with no graph, so a name rebound to it drops the
+    graph it held before (a total reset at the top of every optimizer step)."""
+    if isinstance(expr, (cst.Integer, cst.Float)) or \
+            isinstance(expr, cst.UnaryOperation) and isinstance(expr.expression, (cst.Integer, cst.Float)):
+        return True
+    if not isinstance(expr, cst.Call) or qualname(expr.func, index.imports) not in _CONSTANT_TENSORS:
+        return False
+    return not any(a.star or a.keyword is not None and a.keyword.value == "requires_grad" and
+                   not (isinstance(a.value, cst.Name) and a.value.value == "False") for a in expr.args)
+
+
 __all__ = ["is_number", "returns_number", "returns_no_graph", "carries_no_graph", "no_graph_from", "bound_values",
-           "is_metric_value"]
+           "is_metric_value", "fresh_constant"]

@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass, field
 
 from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
-from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns
+from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns, forward_numbers
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
 from gradfix.analysis.torchapi import is_nn_module_ctor
 _MODULE_BASE = "torch.nn.Module"
@@ -55,12 +55,13 @@ class FileSummary:
     clears: frozenset[str] = frozenset()             # classes whose forward runs `self.zero_grad()` (returns.py)
     stars: tuple[str, ...] = ()                      # modules imported with `from m import *` at the top level
     clearing: frozenset[str] = frozenset()           # `Class.method`s that clear gradients (returns.py)
+    numbers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # class -> forward's number outputs
 
     def returned_facts(self) -> tuple:
         """What other files read of this file's returns (part of its digest and of `update`'s
         comparison: editing a factory or a forward's last layer changes what importers see)."""
         return (sorted(self.factories.items()), sorted(self.heads.items()), sorted(self.clears), self.stars,
-                sorted(self.clearing))
+                sorted(self.clearing), sorted(self.numbers.items()))
 
 
 def package_of(path: str) -> str | None:
@@ -210,7 +211,8 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     top.finish()
     factories, heads = file_returns(tree, qualify)
     return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
-                       factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree))
+                       factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree),
+                       forward_numbers(tree))
 
 
 def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:
@@ -550,6 +552,14 @@ class ProjectIndex:
             return None
         return hit[0].heads.get(hit[1])
 
+    def forward_numbers(self, qualname: str, near: str | None = None) -> frozenset[int]:
+        """The positions of the tuple a project module class's forward returns that hold Python numbers
+        or lists of them (analysis/returns.py); empty when none is shown."""
+        hit = self.resolve(qualname, near)
+        if hit is None or hit[1] not in hit[0].classes or self.is_module_class(qualname, near) is not True:
+            return frozenset()
+        return frozenset(hit[0].numbers.get(hit[1], ()))
+
     def forward_clears(self, qualname: str, near: str | None = None) -> bool:
         """A project module class whose forward clears its own gradients (`self.zero_grad()` in its body).
         A bare name (`rnn_crf`, not imported by name) is looked up in the modules `near` imports with
@@ -697,6 +707,9 @@ class ProjectView:
 
     def forward_clears(self, qualname: str) -> bool:
         return self.project.forward_clears(qualname, self.path)
+
+    def forward_numbers(self, qualname: str) -> frozenset[int]:
+        return self.project.forward_numbers(qualname, self.path)
 
     def hand_written_backward(self, qualname: str) -> bool:
         return self.project.hand_written_backward(qualname, self.path)

@@ -308,3 +308,140 @@ def clearing_classes(tree: ast.Module) -> frozenset[str]:
                 if _binds(node, name):
                     found.discard(name)
     return frozenset(found)
+
+
+# -- Python numbers among a forward's outputs ------------------------------------------------------
+_NUMBER_CALLS = frozenset({"float", "int", "len"})          # builtins whose result is a Python number
+_NUMBER_METHODS = frozenset({"item", "tolist"})             # a Python number / a (nested) list of numbers
+
+
+def forward_number_positions(cls: ast.ClassDef) -> frozenset[int]:
+    """Positions of the tuple a class's `forward` returns that hold Python numbers, or lists of them,
+    on every `return`: `return loss, accuracies` where `accuracies = []` only ever receives
+    `accuracies.append(acc.item())`. Such an output has no autograd graph, so a caller adding it into a
+    running total (`total += np.array(accuracies)`) keeps none. Every `return` must be a tuple of one
+    length; a decorated forward, a generator or a path that falls off the end gives nothing."""
+    fwd = None
+    for stmt in cls.body:
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == "forward":
+            fwd = stmt
+    if not isinstance(fwd, ast.FunctionDef) or fwd.decorator_list or not _always_returns(fwd.body):
+        return frozenset()
+    nodes = list(own_nodes(fwd))
+    if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in nodes):
+        return frozenset()
+    returns = [n.value for n in nodes if isinstance(n, ast.Return)]
+    if not returns or not all(isinstance(v, ast.Tuple) and not any(isinstance(e, ast.Starred) for e in v.elts)
+                              for v in returns):
+        return frozenset()
+    width = {len(v.elts) for v in returns}
+    if len(width) != 1:
+        return frozenset()
+    params = {a.arg for a in (*fwd.args.posonlyargs, *fwd.args.args, *fwd.args.kwonlyargs,
+                              fwd.args.vararg, fwd.args.kwarg) if a is not None}
+    returned = {id(e) for v in returns for e in v.elts}
+    return frozenset(k for k in range(width.pop())
+                     if all(_python_numbers(v.elts[k], nodes, params, returned) for v in returns))
+
+
+def _python_numbers(expr: ast.expr, nodes: list, params: set, returned: set, depth: int = 0) -> bool:
+    """`expr` is a Python number or a list of them: a numeric literal, `x.item()`, `x.tolist()`,
+    `float(...)` / `int(...)` / `len(...)`, arithmetic of such, or a local name every binding of which
+    is one, or is a list (`[]`, `list()`) that the function only ever appends such values to."""
+    if depth > _DEPTH:
+        return False
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.UnaryOp) and isinstance(expr.op, (ast.USub, ast.UAdd)):
+        return _python_numbers(expr.operand, nodes, params, returned, depth + 1)
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv)):
+        return _python_numbers(expr.left, nodes, params, returned, depth + 1) and \
+            _python_numbers(expr.right, nodes, params, returned, depth + 1)
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS and not expr.args or \
+            isinstance(f, ast.Name) and f.id in _NUMBER_CALLS
+    if not isinstance(expr, ast.Name) or expr.id in params:
+        return False
+    name = expr.id
+    values = _local_values(name, nodes)
+    if not values or any(v is None for v in values):
+        return False
+    lists = [v for v in values if _empty_list(v)]
+    if lists and len(lists) != len(values):
+        return False
+    if not lists:
+        return all(_python_numbers(v, nodes, params, returned, depth + 1) for v in values)
+    return _only_appended_numbers(name, nodes, params, returned, depth)
+
+
+def _local_values(name: str, nodes: list) -> list:
+    """The values `name` is bound to in the function's own nodes (None for a binding without a plain
+    value: a loop target, an augmented assignment, a `with ... as`, a `global`)."""
+    out: list = []
+    in_targets = {id(x) for a in nodes if isinstance(a, ast.Assign) for t in a.targets for x in ast.walk(t)}
+    for n in nodes:
+        if isinstance(n, ast.Assign):
+            for t in n.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    out.append(n.value)
+                elif isinstance(t, (ast.Tuple, ast.List)):
+                    for k, e in enumerate(t.elts):
+                        if isinstance(e, ast.Name) and e.id == name:
+                            # `losses, accuracies = [], []`: the matching element of a literal tuple
+                            same = isinstance(n.value, (ast.Tuple, ast.List)) and len(n.value.elts) == len(t.elts) \
+                                and not any(isinstance(x, ast.Starred) for x in (*t.elts, *n.value.elts))
+                            out.append(n.value.elts[k] if same else None)
+                        elif any(isinstance(x, ast.Name) and x.id == name for x in ast.walk(e)):
+                            out.append(None)
+        elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+            out.append(None)
+        elif isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load) and id(n) not in in_targets:
+            out.append(None)   # a loop target, `with ... as`, an augmented assignment, `del`
+    return out
+
+
+def _empty_list(v: ast.expr) -> bool:
+    return isinstance(v, ast.List) and not v.elts or \
+        isinstance(v, ast.Call) and isinstance(v.func, ast.Name) and v.func.id == "list" and not v.args \
+        and not v.keywords
+
+
+def _only_appended_numbers(name: str, nodes: list, params: set, returned: set, depth: int) -> bool:
+    """Every read of the list `name` is `name.append(<number>)`, `len(name)` or a returned element."""
+    parents = {id(c): n for n in nodes for c in ast.iter_child_nodes(n)}
+    for n in nodes:
+        if not (isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load)):
+            continue
+        if id(n) in returned:
+            continue
+        up = parents.get(id(n))
+        if isinstance(up, ast.Call) and isinstance(up.func, ast.Name) and up.func.id == "len" and up.args == [n]:
+            continue
+        call = parents.get(id(up)) if isinstance(up, ast.Attribute) else None
+        if isinstance(up, ast.Attribute) and up.attr == "append" and isinstance(call, ast.Call) and \
+                call.func is up and len(call.args) == 1 and not call.keywords and \
+                _python_numbers(call.args[0], nodes, params, returned, depth + 1):
+            continue
+        return False
+    return True
+
+
+def forward_numbers(tree: ast.Module) -> dict[str, tuple[int, ...]]:
+    """Top-level class -> `forward_number_positions`, for the classes with any. A name bound again at
+    the top level is left out. Classes are not checked to be modules here: the project index answers that."""
+    found: dict[str, tuple[int, ...]] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef):
+            found.pop(node.name, None)
+            positions = forward_number_positions(node)
+            if positions:
+                found[node.name] = tuple(sorted(positions))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            found.pop(node.name, None)
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            for name in list(found):
+                if _binds(node, name):
+                    found.pop(name)
+    return found

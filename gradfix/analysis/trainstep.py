@@ -10,7 +10,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Flow, Kind
 from gradfix.analysis.names import target_names
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, contains
 from gradfix.analysis.loops import TrainingLoop, backward_target, is_model_call, is_optimizer_step, _walk_calls
 
 
@@ -172,10 +172,14 @@ def names_in(expr: cst.CSTNode) -> set[str]:
 
 def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst.CSTNode, cst.BaseExpression]]:
     """(statement, value) pairs whose value flows into the backpropagated loss, latest first.
-    With `unpacked`, tuple targets count too (`out, aux = model(x)` when the loss reads `out`)."""
+    With `unpacked`, tuple targets count too (`out, aux = model(x)` when the loss reads `out`).
+    A binding of a name that a later step rebinds on every path to the backward (not in a branch or an
+    inner loop, not from the name itself) is not followed: it cannot be what the backward reads."""
     flow = tl.flow
     wanted = names_in(tl.loss)
     out: list[tuple[cst.CSTNode, cst.BaseExpression]] = [(tl.backward.node, tl.loss)]
+    here = tl.backward
+    settled: set[str] = set()   # names rebound on every path to the backward after any earlier step
     for st in reversed(flow.steps[: tl.backward.index]):
         node = st.node
         if st.no_grad:
@@ -184,13 +188,35 @@ def loss_expressions(tl: TrainingLoop, unpacked: bool = False) -> list[tuple[cst
             targets = [t.target for t in node.targets]
             if unpacked:
                 targets = [cst.Name(n) for t in targets for n in target_names(t)]
-            if any(isinstance(t, cst.Name) and t.value in wanted for t in targets):
+            if any(isinstance(t, cst.Name) and t.value in wanted - settled for t in targets):
                 out.append((node, node.value))
                 wanted |= names_in(node.value)
-        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and node.target.value in wanted:
+            if _surely_runs_before(flow.index, st, here):
+                # `loss = (y_pred - y).pow(2).sum().item()` in an earlier notebook cell's loop never reaches
+                # a backward whose own loop binds `loss = loss_fn(y_pred, y)` first
+                settled |= {n for t in node.targets for n in target_names(t.target)} - names_in(node.value)
+        elif isinstance(node, cst.AugAssign) and isinstance(node.target, cst.Name) and \
+                node.target.value in wanted - settled:
             out.append((node, node.value))
             wanted |= names_in(node.value)
     return out
+
+
+def _surely_runs_before(index, st, backward) -> bool:
+    """Step `st` (before the backward) runs on every path that reaches the backward, after every step before
+    it: it sits in no loop, no branch and no part of a `try` statement (a body that may raise half-way, a
+    handler) that the backward is not also in."""
+    if not all(any(loop is m for m in backward.loops) for loop in st.loops) or \
+            not set(st.branch) <= set(backward.branch):
+        return False
+    node, parent = st.node, index.parents.get(st.node)
+    while parent is not None and parent is not backward.node:
+        if isinstance(parent, (cst.Try, cst.TryStar)) and not contains(node, backward.node):
+            return False
+        if isinstance(parent, (cst.FunctionDef, cst.Module)):
+            break
+        node, parent = parent, index.parents.get(parent)
+    return True
 
 
 def kinds_of(flow: Flow, name: str) -> set[Kind]:
