@@ -13,6 +13,9 @@ The one difference from `ast`'s walk: the context and operator nodes (`Load`, `S
 leaf singletons, and no reader dispatches on a walked node of those types (a reader that wants a
 context reads the field: `type(node.ctx) is ast.Store`). tests/test_astindex.py compares the
 lists with `ast.walk` / `ast.iter_child_nodes` on every golden file.
+
+The index is made on first use and kept on the tree, so a tree must not be changed once read (no
+reader changes one; verify/ builds its instrumented trees as copies, which are indexed afresh).
 """
 
 from __future__ import annotations
