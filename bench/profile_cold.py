@@ -62,6 +62,15 @@ def main() -> None:
     rows.append((name, least(index)))
     trees = {p: ast.parse(s) for p, s in files.items()}
     rows.append(("  ast.parse of every file", least(lambda: [ast.parse(s) for s in files.values()])))
+    try:        # a version with analysis/astindex.py: the one walk the readers below share
+        from gradfix.analysis import astindex
+    except ImportError:
+        astindex = None
+    if astindex is not None:
+        rows.append(("  astindex: the one walk of every tree", least(lambda: [astindex.AstIndex(t)
+                                                                           for t in trees.values()])))
+        for t in trees.values():
+            astindex.of(t)      # made once; the rows below are each reader's own work
     rows.append(("  summarise", least(lambda: [summarise(os.path.abspath(p), s, root, trees[p])
                                                for p, s in files.items()])))
     rows.append(("  pre-pass facts_of", least(lambda: [prepass.facts_of(trees[p], s, p) for p, s in files.items()])))

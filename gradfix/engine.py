@@ -314,9 +314,10 @@ class Engine:
         self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
         # the run's other files (analysis/project.py), set by the front end that knows them
         self.project = None
-        # path -> (text, ids of the rules that may match it), from the parse that summarised the
-        # file for the project (gradfix/prescan.py); used only while the text is the same
-        self.rule_hints: dict[str, tuple[str, tuple[str, ...]]] = {}
+        # path -> (text, ids of the rules that may match it, the file's own factories: its summary's),
+        # from the parse that summarised the file for the project (gradfix/prescan.py); used only
+        # while the text is the same
+        self.rule_hints: dict[str, tuple[str, tuple[str, ...], dict]] = {}
 
     @property
     def fingerprint(self) -> str:
@@ -336,12 +337,12 @@ class Engine:
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,
                   errors: list[FileError] | None = None, parents_out: list | None = None,
-                  rules: list[Rule] | None = None) -> list[Finding]:
+                  rules: list[Rule] | None = None, factories: dict | None = None) -> list[Finding]:
         if rules is None:
             rules = self.rules if py_tree is None else self.rules_for(py_tree, source, path)
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
         view = self.project.view(path) if self.project is not None else None
-        index = FileIndex(wrapper, source, py_tree, tables, reuse, view)
+        index = FileIndex(wrapper, source, py_tree, tables, reuse, view, factories)
         if parents_out is not None:
             parents_out.append(index.parents)
         found: list[Finding] = []
@@ -386,12 +387,21 @@ class Engine:
         hint = self.rule_hints.get(path)
         if hint is not None and hint[0] == source and not hint[1]:
             return [], []  # the pre-pass ran where the file was summarised: no rule may match, it parses
+        factories = None
         try:
-            py_tree = _python_tree(source)
-            if hint is not None and hint[0] == source:
+            if hint is not None and hint[0] == source and incremental is None:
+                # the file parsed with CPython where it was summarised (so libcst's parser cannot crash on
+                # nesting too deep for CPython's): its tree is parsed again only if positions need it
+                # (FileIndex._ast_body, lazily), which a file without findings seldom does
+                py_tree = None
                 rules = [r for r in self.rules if r.id in hint[1]]
+                factories = hint[2]
             else:
-                rules = self.rules_for(py_tree, source, path)
+                py_tree = _python_tree(source)
+                if hint is not None and hint[0] == source:
+                    rules = [r for r in self.rules if r.id in hint[1]]
+                else:
+                    rules = self.rules_for(py_tree, source, path)
             if not rules:
                 return [], []  # no rule may match: libcst's parse and the analysis are not needed
             parsed = incremental.parse(source, py_tree) if incremental is not None else None
@@ -405,7 +415,7 @@ class Engine:
         try:
             errors: list[FileError] = []
             return self._findings(module, source, path, py_tree, tables, incremental if tables else None,
-                                  errors, rules=rules), errors
+                                  errors, rules=rules, factories=factories), errors
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
 

@@ -74,6 +74,6 @@ def build(engine, files: dict[str, str], root: str, jobs: int = 1) -> ProjectInd
     for (path, text), (summary, ids) in zip(items, scanned):
         index.put(path, summary)
         if ids is not None:
-            hints[path] = (text, ids)
+            hints[path] = (text, ids, summary.factories)
     engine.rule_hints = hints
     return index

@@ -79,7 +79,10 @@ def test_one_parse_for_a_file_no_rule_may_match(tree, monkeypatch):
     assert plain and engine.rule_hints[plain[0]][1] == ()
     assert counts[PLAIN] == 1                        # was 2: the project summary, then the engine
     kept = [h for h in engine.rule_hints.values() if h[1]]
-    assert kept and all(counts[text] == 2 for text, _ids in kept)   # the engine's tree, for positions
+    # the engine parses a file some rule may match again only when it needs CPython's tree (positions of a
+    # finding, FileIndex._ast_body); its own factories come from the summary (was 2 for each)
+    assert kept and all(counts[h[0]] in (1, 2) for h in kept)
+    assert any(counts[h[0]] == 1 for h in kept)
     before: dict[str, int] = {}
     _run(tree, monkeypatch, None, before)
     assert before[PLAIN] == 2
@@ -94,3 +97,29 @@ def test_a_hint_is_read_only_for_its_own_text(tree, monkeypatch):
     engine.rule_hints = {}
     without = [f.to_record() for f in engine.lint_source(text, path)[0]]
     assert without and with_hint == without
+
+
+def test_the_summarys_factories_are_what_the_file_index_computes():
+    """The engine gives FileIndex the file's own factories from its summary (the hint) instead of parsing the
+    file again with CPython: on every golden file, with the project view the engine uses, they are equal."""
+    import libcst as cst
+
+    from gradfix.analysis import FileIndex
+    from gradfix.analysis.project import ProjectIndex, summarise
+
+    files = {str(p): p.read_text() for p in sorted(GOLDEN.glob("GF*/*.py")) if not p.name.endswith(".fixed.py")}
+    project = ProjectIndex(str(GOLDEN))
+    compared = shown = 0
+    for path, text in files.items():
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        summary = summarise(path, text, str(GOLDEN), tree)
+        project.put(path, summary)
+        index = FileIndex(cst.MetadataWrapper(cst.parse_module(text), unsafe_skip_copy=True), text, None,
+                          project=project.view(path))
+        assert index._own_factories == summary.factories, path
+        compared += 1
+        shown += bool(summary.factories)
+    assert compared > 300 and shown > 5

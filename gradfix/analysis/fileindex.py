@@ -27,7 +27,7 @@ class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
     def __init__(self, wrapper: cst.MetadataWrapper, source: str | None = None, py_tree: ast.Module | None = None,
-                 tables: tuple[dict, dict] | None = None, reuse=None, project=None):
+                 tables: tuple[dict, dict] | None = None, reuse=None, project=None, factories: dict | None = None):
         self.wrapper = wrapper
         # a ProjectView (analysis/project.py): the other files of the run, or None
         self.project = project
@@ -46,6 +46,10 @@ class FileIndex:
         self._preorder = tables[2] if tables is not None and len(tables) > 2 else None
         self._statement_positions: dict[tuple, tuple] = reuse.positions if reuse is not None else {}
         self._memo: dict[str, object] = {}
+        if factories is not None and project is not None:
+            # the file's own summary (analysis/project.py `summarise`, made from this text with the
+            # view's package) holds what `_own_factories` computes: no CPython tree needed for it
+            self.__dict__["_own_factories"] = factories
 
     def memo(self, key: str, compute):
         """A fact derived from the whole file (its training iterations, its calls), computed once
@@ -273,7 +277,8 @@ class FileIndex:
         body = self._ast_body
         if body is None:
             return {}
-        tree = ast.Module(body=body, type_ignores=[])
+        # the file's own tree when there is one: its walk (analysis/astindex.py) is made once per tree
+        tree = self._py_tree if self._py_tree is not None else ast.Module(body=body, type_ignores=[])
         package = self.project.package if self.project is not None else None
         return file_returns(tree, qualifier(import_table(tree, package)))[0]
 

@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import ast
 
+from gradfix.analysis import astindex
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -93,12 +94,13 @@ def _last(func) -> str | None:
     return None
 
 
-def _class_attrs(cls: ast.ClassDef, parameter_names: frozenset[str]) -> tuple[set[str], set[str]]:
+def _class_attrs(cls: ast.ClassDef, parameter_names: frozenset[str],
+                 ix: astindex.AstIndex) -> tuple[set[str], set[str]]:
     """(attributes the class assigns a call to or registers, those it makes parameters): the
     supersets of FileIndex.submodules / class_parameters that `self.x` sources are tested on."""
     called: set[str] = set()
     params: set[str] = set()
-    for n in ast.walk(cls):
+    for n in ix.walk(cls):
         t = type(n)
         if t is ast.Assign and len(n.targets) == 1:
             tgt = n.targets[0]
@@ -168,7 +170,7 @@ def _value_kind(value) -> str | bool:
     return True
 
 
-def _tensor_bindings(sc: "Scope", n) -> None:
+def _tensor_bindings(sc: "Scope", n, ix: astindex.AstIndex) -> None:
     """The names a statement binds in the scope's flow with a kind that may be tensor-typed (flow.py's
     bindings of a name: an assignment or annotated assignment with a value, classified; a name unpacked
     from a tuple target, which keeps a tensor kind; a `for` target over `.parameters()` / `.buffers()`,
@@ -186,7 +188,7 @@ def _tensor_bindings(sc: "Scope", n) -> None:
                     sc.builtin_bound.append((tgt.id, how))
             elif type(tgt) in (ast.Tuple, ast.List, ast.Starred):
                 # parallel pairs are classified one by one: any name in the target may be a tensor
-                sc.tensor_bound.update(x.id for x in ast.walk(tgt) if type(x) is ast.Name)
+                sc.tensor_bound.update(x.id for x in ix.walk(tgt) if type(x) is ast.Name)
     elif t is ast.For or t is ast.AsyncFor:
         it = n.iter
         if type(n.target) is ast.Name and type(it) is ast.Call and type(it.func) is ast.Attribute \
@@ -194,7 +196,7 @@ def _tensor_bindings(sc: "Scope", n) -> None:
             sc.tensor_bound.add(n.target.id)
 
 
-def _members(cls: ast.ClassDef):
+def _members(cls: ast.ClassDef, ix: astindex.AstIndex):
     """The functions and classes a class body defines, through its compound statements (no flow walks a
     class body's own statements)."""
     stack = list(reversed(cls.body))
@@ -203,7 +205,7 @@ def _members(cls: ast.ClassDef):
         if type(node) in _DEFS or type(node) is ast.ClassDef:
             yield node
             continue
-        stack.extend(reversed([c for c in ast.iter_child_nodes(node)
+        stack.extend(reversed([c for c in ix.children(node)
                                if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))]))
 
 
@@ -225,10 +227,12 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     last names a call given a literal True must have to run in place (`F.relu(h, inplace=True)`);
     `inplace_ctors`: those of a call building a module that runs in place (`nn.ReLU(True)`, also seen through
     `.cuda()` and `weight_norm(...)`); None: any name."""
+    ix = astindex.of(tree)      # the walk the project summary and the pre-pass facts read too
+    children = ix.children
     classes: dict[str, tuple[set[str], set[str]]] = {}
     for stmt in tree.body:
         if type(stmt) is ast.ClassDef:
-            called, params = _class_attrs(stmt, parameter_names)
+            called, params = _class_attrs(stmt, parameter_names, ix)
             old = classes.get(stmt.name)
             classes[stmt.name] = (called | old[0], params | old[1]) if old else (called, params)
     scopes: list[Scope] = []
@@ -255,9 +259,9 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
         scopes.append(sc)
         attrs = classes.get(cls_name) if cls_name is not None else None
         self_calls, self_params = attrs if attrs is not None else ((), ())
-        stack: list[tuple[ast.AST, str | None]] = [(s, None) for s in body]
+        stack: list[ast.AST] = list(body)
         while stack:
-            n, _ = stack.pop()
+            n = stack.pop()
             t = type(n)
             if t in _DEFS:
                 todo.append((n, None))
@@ -265,9 +269,9 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
             if t is ast.ClassDef:
                 # its methods are scopes (also those under an `if` or `try` of the class body: FileIndex.scopes
                 # walks those); `self` in them is that class's only when no function encloses it
-                for member in _members(n):
+                for member in _members(n, ix):
                     if type(member) is ast.ClassDef:
-                        stack.append((member, None))
+                        stack.append(member)
                     else:
                         todo.append((member, None if in_function else n.name))
                 continue
@@ -324,7 +328,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 if type(n.ctx) is ast.Store:
                     sc.stored.add(n.id)
             if t in _BINDERS:
-                _tensor_bindings(sc, n)
+                _tensor_bindings(sc, n, ix)
             elif t is ast.Expr:
                 value = n.value
                 if type(value) is ast.Call and type(value.func) is ast.Attribute:
@@ -338,13 +342,12 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 value = n.iter if t in (ast.For, ast.AsyncFor) else n.value
                 if _built_in_place(value, inplace_ctors):
                     for tgt in (n.targets if t is ast.Assign else [n.target]):
-                        for x in ast.walk(tgt):
+                        for x in ix.walk(tgt):
                             if type(x) is ast.Name:
                                 true_targets.add(x.id)
                             elif type(x) is ast.Attribute:
                                 true_targets.add(x.attr)
-            for child in ast.iter_child_nodes(n):
-                stack.append((child, None))
+            stack.extend(children(n))
         if sc.called_names & sc.bound:
             sc.source = True
     # a discarded call on a name: a tensor for `classify` only when the scope binds the name (a store:
@@ -357,7 +360,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # module binding makes a call of it a tensor)
     if any(sc.builtin_bound for sc in scopes):
         rebound = {name for sc in scopes for name in sc.stored}
-        for x in ast.walk(tree):
+        for x in ix.of_type(ast.alias, *_DEFS, ast.ClassDef):
             if type(x) is ast.alias:
                 rebound.add(x.asname or x.name.split(".")[0])
                 if x.name == "*":

@@ -21,6 +21,8 @@ import os
 from dataclasses import dataclass
 from functools import cached_property
 
+from gradfix.analysis import astindex
+
 
 @dataclass(frozen=True)
 class Facts:
@@ -105,8 +107,7 @@ class Facts:
         holds every attribute (`p.requires_grad`). One more walk of the tree, made on first use."""
         if self.tree is None:
             return self.idents
-        return frozenset(k.arg for node in ast.walk(self.tree) if type(node) is ast.Call
-                         for k in node.keywords if k.arg)
+        return frozenset(k.arg for node in astindex.of(self.tree).of_type(ast.Call) for k in node.keywords if k.arg)
 
     @property
     def requires_grad_request(self) -> bool:
@@ -121,8 +122,8 @@ class Facts:
         if self.tree is None:
             return None  # type: ignore[return-value]
         out: set[tuple[str, str]] = set()
-        for node in ast.walk(self.tree):
-            if type(node) is ast.Attribute and type(node.value) is ast.Call:
+        for node in astindex.of(self.tree).of_type(ast.Attribute):
+            if type(node.value) is ast.Call:
                 func = node.value.func
                 last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
                 if last is not None:
@@ -138,7 +139,8 @@ class Facts:
             return True
         in_path = self.relative_import and any(w in os.path.abspath(self.path) for w in words)
         aliases: set[str] = set()
-        for node in ast.walk(self.tree):
+        ix = astindex.of(self.tree)
+        for node in ix.of_type(ast.Import, ast.ImportFrom):
             kind = type(node)
             if kind is ast.Import:
                 for a in node.names:
@@ -151,7 +153,7 @@ class Facts:
                 for a in node.names:
                     if any(w in f"{base}.{a.name}" for w in words) or (node.level and in_path):
                         aliases.add(a.asname or a.name)
-        for node in ast.walk(self.tree):
+        for node in ix.of_type(ast.Assign, ast.AnnAssign):
             kind = type(node)
             if (kind is ast.Assign or kind is ast.AnnAssign) and type(node.value) is ast.Call:
                 call = node.value
@@ -166,7 +168,7 @@ class Facts:
                 if not (any(w in text for w in words) or func.id in aliases):
                     continue
                 for arg in [*call.args, *(k.value for k in call.keywords)]:
-                    for sub in ast.walk(arg):
+                    for sub in ix.walk(arg):
                         if type(sub) is ast.Call and type(sub.func) is ast.Attribute and \
                                 sub.func.attr == "parameters" and not sub.args and not sub.keywords:
                             return True
@@ -180,6 +182,7 @@ class Facts:
         if self.tree is None:
             return True, True
         container = call = False
+        ix = astindex.of(self.tree)
         for cls in self.tree.body:
             if type(cls) is not ast.ClassDef or not cls.bases:
                 continue
@@ -187,7 +190,7 @@ class Facts:
             for init in cls.body:
                 if type(init) not in (ast.FunctionDef, ast.AsyncFunctionDef) or init.name != "__init__":
                     continue
-                for node in ast.walk(init):
+                for node in ix.walk(init):
                     if type(node) is ast.Assign and len(node.targets) == 1:
                         target = node.targets[0]
                         if type(target) is ast.Attribute and type(target.value) is ast.Name \
@@ -200,7 +203,7 @@ class Facts:
                                 container = True
                             elif type(node.value) in (ast.List, ast.Dict) and not _elements(node.value):
                                 if filled is None:
-                                    filled = _filled_attrs(cls)
+                                    filled = _filled_attrs(cls, ix)
                                 container = target.attr in filled
         return container, call
 
@@ -226,11 +229,11 @@ def _calls_only(value) -> bool:
     return bool(value.elts) and all(type(v) is ast.Call for v in value.elts)
 
 
-def _filled_attrs(cls: ast.ClassDef) -> set[str]:
+def _filled_attrs(cls: ast.ClassDef, ix: astindex.AstIndex) -> set[str]:
     """The `self.<attr>` a class body may fill after making it an empty list or dict (GF304's `filled`):
     `self.x.append/extend/insert(...)`, `self.x[k] = ...`, `self.x += ...`."""
     out: set[str] = set()
-    for node in ast.walk(cls):
+    for node in ix.walk(cls):
         kind = type(node)
         if kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("append", "extend", "insert"):
             holder = node.func.value
@@ -271,7 +274,7 @@ def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
     defs: set[str] = set()
     imported_as: set[tuple[str, str]] = set()
     aug = sub_store = true_arg = init_class = relative = attr_container = False
-    for node in ast.walk(tree):
+    for node in astindex.of(tree).nodes:    # the root is a Module: nothing below reads it
         kind = type(node)
         if kind is ast.Name:
             idents.add(node.id)

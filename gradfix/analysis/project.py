@@ -20,6 +20,7 @@ import ast
 import os
 from dataclasses import dataclass, field
 
+from gradfix.analysis import astindex
 from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
 from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns, forward_numbers
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
@@ -119,6 +120,8 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
             return None
     names = module_names(path, root)
     package = package_of(path)
+    ix = astindex.of(tree)      # one walk of the tree, read by every pass below (and the pre-pass)
+    children = ix.children
     imports = import_table(tree, package)
     qualify = qualifier(imports)
 
@@ -128,7 +131,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             classes[node.name] = tuple(q for q in (qualify(b) for b in node.bases) if q)
-            if _creates_no_state(node):
+            if _creates_no_state(node, ix):
                 stateless.add(node.name)
             functions.update(f"{node.name}.{m.name}" for m in node.body
                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -145,7 +148,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
             self.pending: list[tuple[str, str, bool, str | None, int]] = []
 
         def bind(self, target: ast.AST, value: ast.expr | None) -> None:
-            for t in ast.walk(target):
+            for t in (target,) if type(target) is ast.Name else ix.walk(target):
                 if isinstance(t, ast.Name):
                     built = _built_class(value, qualify) if value is not None and t is target else None
                     self.bound.setdefault(t.id, set()).add(built)
@@ -162,7 +165,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
                     sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
 
     def visit(node: ast.AST, no_grad: bool, caller: str | None, scope: Scope) -> None:
-        for child in ast.iter_child_nodes(node):
+        for child in children(node):
             kind = type(child)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 decorated = any(qualify(d.func if isinstance(d, ast.Call) else d) in _NO_GRAD
@@ -229,7 +232,7 @@ def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:
 def import_table(tree: ast.Module, package: str | None) -> dict[str, str]:
     """Local alias -> qualified name, for every import of the file (anywhere in it)."""
     imports: dict[str, str] = {}
-    for node in ast.walk(tree):
+    for node in astindex.of(tree).of_type(ast.Import, ast.ImportFrom):
         if isinstance(node, ast.Import):
             for a in node.names:
                 if a.asname:
@@ -264,16 +267,16 @@ def qualifier(imports: dict[str, str]):
 _REGISTERING = frozenset({"register_parameter", "register_buffer", "add_module", "register_module"})
 
 
-def _creates_no_state(cls: ast.ClassDef) -> bool:
+def _creates_no_state(cls: ast.ClassDef, ix: "astindex.AstIndex") -> bool:
     """Whether the class's own methods assign `self.x` only values made without a call (numbers,
     flags, names: `self.p = p`) and register nothing: it adds no parameter, buffer or submodule
     of its own (a dropout or pooling wrapper)."""
-    for node in ast.walk(cls):
+    for node in ix.walk(cls):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             to_self = any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
-                          for target in targets for t in ast.walk(target))
-            if to_self and any(isinstance(v, ast.Call) for v in ast.walk(node.value)):
+                          for target in targets for t in ix.walk(target))
+            if to_self and any(isinstance(v, ast.Call) for v in ix.walk(node.value)):
                 return False
         elif isinstance(node, ast.Call):
             f = node.func

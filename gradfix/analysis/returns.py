@@ -21,6 +21,8 @@ import ast
 from dataclasses import dataclass
 from typing import Callable
 
+from gradfix.analysis import astindex
+
 SOFTMAX_CALLS = {
     "torch.softmax": "softmax", "torch.nn.functional.softmax": "softmax", "torch.special.softmax": "softmax",
     "torch.log_softmax": "log_softmax", "torch.nn.functional.log_softmax": "log_softmax",
@@ -45,14 +47,16 @@ class Returned:
     head: str | None = None
 
 
-def own_nodes(fn: ast.AST):
-    """The nodes of a function's own scope (not those of a nested function, lambda or class)."""
-    stack = list(ast.iter_child_nodes(fn))
+def own_nodes(fn: ast.AST, ix=None):
+    """The nodes of a function's own scope (not those of a nested function, lambda or class). `ix`: the
+    tree's analysis/astindex.py walk (its children lists), else `ast`'s."""
+    children = ix.children if ix is not None else ast.iter_child_nodes
+    stack = list(children(fn))
     while stack:
         node = stack.pop()
         yield node
         if not isinstance(node, _SCOPES):
-            stack.extend(ast.iter_child_nodes(node))
+            stack.extend(children(node))
 
 
 def _always_returns(stmts: list[ast.stmt]) -> bool:
@@ -71,10 +75,10 @@ def _always_returns(stmts: list[ast.stmt]) -> bool:
     return False
 
 
-def _binds(stmt: ast.stmt, name: str) -> bool:
+def _binds(stmt: ast.stmt, name: str, ix=None) -> bool:
     """Whether `stmt` may rebind `name` (an assignment, a loop or `with` target, a del, an import,
     a nested def), anywhere inside it."""
-    for node in ast.walk(stmt):
+    for node in (ix.walk(stmt) if ix is not None else ast.walk(stmt)):
         if isinstance(node, ast.Name) and node.id == name and not isinstance(node.ctx, ast.Load):
             return True
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name == name:
@@ -87,7 +91,7 @@ def _binds(stmt: ast.stmt, name: str) -> bool:
     return False
 
 
-def _bound_value(name: str, before: list[ast.stmt]) -> tuple[ast.expr, list[ast.stmt]] | None:
+def _bound_value(name: str, before: list[ast.stmt], ix=None) -> tuple[ast.expr, list[ast.stmt]] | None:
     """The value of the last `name = VALUE` among the straight-line statements `before` (read
     backwards), and the statements before that one; None when another statement may rebind it
     first or nothing binds it."""
@@ -95,10 +99,11 @@ def _bound_value(name: str, before: list[ast.stmt]) -> tuple[ast.expr, list[ast.
         stmt = before[k]
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
                 and stmt.targets[0].id == name:
-            if any(isinstance(n, ast.NamedExpr) for n in ast.walk(stmt.value)):
+            if any(isinstance(n, ast.NamedExpr) for n in (ix.walk(stmt.value) if ix is not None else
+                                                          ast.walk(stmt.value))):
                 return None
             return stmt.value, before[:k]
-        if _binds(stmt, name):
+        if _binds(stmt, name, ix):
             return None
     return None
 
@@ -123,11 +128,11 @@ def sequential_head(call: ast.Call, qualify: Qualify) -> str | None:
     return SOFTMAX_CTORS.get(qualify(last.func)) if isinstance(last, ast.Call) else None
 
 
-def _returned(value: ast.expr, before: list[ast.stmt], qualify: Qualify, depth: int = 0) -> Returned | None:
+def _returned(value: ast.expr, before: list[ast.stmt], qualify: Qualify, depth: int = 0, ix=None) -> Returned | None:
     value = _unchain(value)
     if isinstance(value, ast.Name) and depth < _DEPTH:
-        bound = _bound_value(value.id, before)
-        return _returned(bound[0], bound[1], qualify, depth + 1) if bound is not None else None
+        bound = _bound_value(value.id, before, ix)
+        return _returned(bound[0], bound[1], qualify, depth + 1, ix) if bound is not None else None
     if not isinstance(value, ast.Call):
         return None
     q = qualify(value.func)
@@ -136,14 +141,14 @@ def _returned(value: ast.expr, before: list[ast.stmt], qualify: Qualify, depth: 
     return Returned(q, sequential_head(value, qualify))
 
 
-def function_returns(fn: ast.AST, qualify: Qualify) -> tuple[Returned, ...] | None:
+def function_returns(fn: ast.AST, qualify: Qualify, ix=None) -> tuple[Returned, ...] | None:
     """What `fn` returns on every path, one entry per `return`, or None when some path is not
     shown to return a call: a bare `return`, a path that falls off the end, a returned name not
     bound in straight-line code before a top-level `return`, a generator, a decorator."""
     if not isinstance(fn, ast.FunctionDef) or fn.decorator_list or not _always_returns(fn.body):
         return None
     out: list[Returned] = []
-    for node in own_nodes(fn):
+    for node in own_nodes(fn, ix):
         if isinstance(node, (ast.Yield, ast.YieldFrom, ast.Await)):
             return None
         if not isinstance(node, ast.Return):
@@ -154,14 +159,14 @@ def function_returns(fn: ast.AST, qualify: Qualify) -> tuple[Returned, ...] | No
         before = fn.body[:top] if top is not None else []   # a name returned in a branch is not followed
         if top is None and not isinstance(_unchain(node.value), ast.Call):
             return None
-        found = _returned(node.value, before, qualify)
+        found = _returned(node.value, before, qualify, 0, ix)
         if found is None:
             return None
         out.append(found)
     return tuple(out) if out else None
 
 
-def forward_head(cls: ast.ClassDef, qualify: Qualify) -> str | None:
+def forward_head(cls: ast.ClassDef, qualify: Qualify, ix=None) -> str | None:
     """"softmax" / "log_softmax" when the class's `forward` has one `return`, its last statement,
     and what it returns is a softmax output: `F.softmax(...)`, `x.softmax(...)`, a call of
     `nn.Softmax(...)`, or of `self.attr` that the class assigns once, to an `nn.Softmax` /
@@ -173,7 +178,7 @@ def forward_head(cls: ast.ClassDef, qualify: Qualify) -> str | None:
             fwd = stmt
     if not isinstance(fwd, ast.FunctionDef) or fwd.decorator_list or not fwd.body:
         return None
-    returns = [n for n in own_nodes(fwd) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+    returns = [n for n in own_nodes(fwd, ix) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
     last = fwd.body[-1]
     if len(returns) != 1 or returns[0] is not last or last.value is None:
         return None
@@ -182,7 +187,7 @@ def forward_head(cls: ast.ClassDef, qualify: Qualify) -> str | None:
     for _ in range(_DEPTH):
         if not isinstance(value, ast.Name):
             break
-        bound = _bound_value(value.id, before)   # a parameter, or a name bound in a branch: unknown
+        bound = _bound_value(value.id, before, ix)   # a parameter, or a name bound in a branch: unknown
         if bound is None:
             return None
         value, before = bound
@@ -198,22 +203,23 @@ def forward_head(cls: ast.ClassDef, qualify: Qualify) -> str | None:
     if isinstance(func, ast.Call):
         return SOFTMAX_CTORS.get(qualify(func.func))
     if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "self":
-        assigned = _self_assignments(cls, func.attr)
+        assigned = _self_assignments(cls, func.attr, ix)
         if len(assigned) == 1 and isinstance(assigned[0], ast.Call):
             return sequential_head(assigned[0], qualify)
     return None
 
 
-def _self_assignments(cls: ast.ClassDef, attr: str) -> list[ast.expr | None]:
+def _self_assignments(cls: ast.ClassDef, attr: str, ix=None) -> list[ast.expr | None]:
     """The values the class's methods assign to `self.attr` (None for a binding without one:
     an augmented assignment, an unpacking, a `setattr`)."""
+    walk = ix.walk if ix is not None else ast.walk
     out: list[ast.expr | None] = []
-    for node in ast.walk(cls):
+    for node in walk(cls):
         if isinstance(node, ast.Assign):
             for t in node.targets:
                 if _is_self_attr(t, attr):
                     out.append(node.value)
-                elif isinstance(t, (ast.Tuple, ast.List)) and any(_is_self_attr(e, attr) for e in ast.walk(t)):
+                elif isinstance(t, (ast.Tuple, ast.List)) and any(_is_self_attr(e, attr) for e in walk(t)):
                     out.append(None)
         elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and _is_self_attr(node.target, attr):
             out.append(node.value if isinstance(node, ast.AnnAssign) else None)
@@ -230,19 +236,20 @@ def file_returns(tree: ast.Module, qualify: Qualify) -> tuple[dict[str, tuple[Re
     """(top-level function -> what it returns on every path, for those shown; module-class
     candidate -> its forward's softmax kind, for those shown). Classes are not checked to be
     modules here: the project index answers that."""
+    ix = astindex.of(tree)
     factories: dict[str, tuple[Returned, ...]] = {}
     heads: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.FunctionDef):
             heads.pop(node.name, None)
-            found = function_returns(node, qualify)
+            found = function_returns(node, qualify, ix)
             if found is not None:
                 factories[node.name] = found
             else:
                 factories.pop(node.name, None)
         elif isinstance(node, ast.ClassDef):
             factories.pop(node.name, None)
-            head = forward_head(node, qualify)
+            head = forward_head(node, qualify, ix)
             if head is not None:
                 heads[node.name] = head
             else:
@@ -252,10 +259,10 @@ def file_returns(tree: ast.Module, qualify: Qualify) -> tuple[dict[str, tuple[Re
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             for name in list(factories):
-                if _binds(node, name):
+                if _binds(node, name, ix):
                     factories.pop(name)
             for name in list(heads):
-                if _binds(node, name):
+                if _binds(node, name, ix):
                     heads.pop(name)
     return factories, heads
 
@@ -265,17 +272,18 @@ def clearing_methods(tree: ast.Module) -> frozenset[str]:
     (`self.optimizer.zero_grad()`, `p.grad.zero_()`, `p.grad = None`): a subclass in another file whose
     training loop calls `self.method(...)` inherits the clear (GF205 reads it as a helper that clears)."""
     found: set[str] = set()
+    ix = astindex.of(tree)
     for node in tree.body:
         if not isinstance(node, ast.ClassDef):
             continue
         for m in node.body:
-            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _clears_somewhere(m):
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and _clears_somewhere(m, ix):
                 found.add(f"{node.name}.{m.name}")
     return frozenset(found)
 
 
-def _clears_somewhere(fn: ast.AST) -> bool:
-    for n in ast.walk(fn):
+def _clears_somewhere(fn: ast.AST, ix) -> bool:
+    for n in ix.walk(fn):
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
             if n.func.attr == "zero_grad" or (n.func.attr == "zero_" and isinstance(n.func.value, ast.Attribute)
                                               and n.func.value.attr == "grad"):
@@ -302,10 +310,11 @@ def clearing_classes(tree: ast.Module) -> frozenset[str]:
                 found.add(node.name)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found.discard(node.name)
+    ix = astindex.of(tree)
     for node in tree.body:
         if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             for name in list(found):
-                if _binds(node, name):
+                if _binds(node, name, ix):
                     found.discard(name)
     return frozenset(found)
 
