@@ -38,7 +38,8 @@ def main() -> None:
     import libcst as cst
 
     from gradfix.analysis import prepass
-    from gradfix.analysis.project import ProjectIndex, summarise
+    from gradfix.analysis.project import ProjectIndex
+    from gradfix.analysis.summary import summarise
     from gradfix.cli.main import _build
     from gradfix.runner import RunReport, iter_sources
     rows = [("imports", time.process_time() - t0)]

@@ -23,7 +23,8 @@ from lsprotocol import types as T
 from pygls.uris import to_fs_path
 
 from gradfix import __version__
-from gradfix.analysis.project import ProjectIndex, summarise
+from gradfix.analysis.project import ProjectIndex
+from gradfix.analysis.summary import summarise
 from gradfix.cli.lsp_protocol import ENGINE_STACK_BYTES, VERIFY_IDLE_S, _same_range, span_range
 from gradfix.cli.lsp_scopes import ScopeCache
 from gradfix.cli.lsp_verify import VerifyManager, _VerifyJob

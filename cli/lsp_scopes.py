@@ -219,7 +219,7 @@ class ScopeCache:
                           outside: Callable[[str], bool] | None = None) -> bool:
         """Whether the edit since the previous version leaves what the project index keeps of this
         file for the file's own analysis as it was: its imports, classes (bases, methods, state)
-        and top-level function names (gradfix.analysis.project.summarise). Only its call sites
+        and top-level function names (gradfix.analysis.summary.summarise). Only its call sites
         may differ, which other files' analyses read: the caller updates the index before those.
         `signature(unit_text)` gives those facts of one unit. With `outside(module)` (whether a
         dotted name is no module of the project), an edit of import statements only, each of the

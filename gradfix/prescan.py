@@ -17,7 +17,8 @@ import ast
 import os
 
 from gradfix.analysis import prepass
-from gradfix.analysis.project import ProjectIndex, summarise
+from gradfix.analysis.project import ProjectIndex
+from gradfix.analysis.summary import summarise
 
 # CPython parses of a file's text made here (a counted-operations test reads it)
 OPERATIONS = {"ast_parses": 0}

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import os
 
-from gradfix.analysis.project import CallSite, FileSummary, ProjectIndex, module_names, package_of, summarise
+from gradfix.analysis.project import ProjectIndex
+from gradfix.analysis.summary import CallSite, FileSummary, module_names, package_of, summarise
 from gradfix.analysis.returns import Returned
 from gradfix.cache import Cache, digest
 

@@ -16,7 +16,7 @@ import pytest
 
 from gradfix.analysis import astindex, prepass
 from gradfix.analysis.gradscopes import Scope, grad_scopes, scan
-from gradfix.analysis.project import summarise
+from gradfix.analysis.summary import summarise
 from gradfix.codemods import ALL_RULES
 from gradfix.engine import Engine
 

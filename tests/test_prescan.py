@@ -105,7 +105,8 @@ def test_the_summarys_factories_are_what_the_file_index_computes():
     import libcst as cst
 
     from gradfix.analysis import FileIndex
-    from gradfix.analysis.project import ProjectIndex, summarise
+    from gradfix.analysis.project import ProjectIndex
+    from gradfix.analysis.summary import summarise
 
     files = {str(p): p.read_text() for p in sorted(GOLDEN.glob("GF*/*.py")) if not p.name.endswith(".fixed.py")}
     project = ProjectIndex(str(GOLDEN))

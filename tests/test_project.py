@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from gradfix.analysis.project import ProjectIndex, module_names, resolve_relative
+from gradfix.analysis.project import ProjectIndex
+from gradfix.analysis.summary import module_names, resolve_relative
 from gradfix.codemods import ALL_RULES
 from gradfix.config import Config
 from gradfix.engine import Engine

@@ -47,7 +47,7 @@ class FileIndex:
         self._statement_positions: dict[tuple, tuple] = reuse.positions if reuse is not None else {}
         self._memo: dict[str, object] = {}
         if factories is not None and project is not None:
-            # the file's own summary (analysis/project.py `summarise`, made from this text with the
+            # the file's own summary (analysis/summary.py `summarise`, made from this text with the
             # view's package) holds what `_own_factories` computes: no CPython tree needed for it
             self.__dict__["_own_factories"] = factories
 
@@ -271,7 +271,7 @@ class FileIndex:
     def _own_factories(self) -> dict:
         """analysis/returns.py on this file's own tree: top-level function -> what it returns on
         every path (for those shown)."""
-        from gradfix.analysis.project import import_table, qualifier
+        from gradfix.analysis.summary import import_table, qualifier
         from gradfix.analysis.returns import file_returns
 
         body = self._ast_body

@@ -14,7 +14,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Flow, Kind, Step
 from gradfix.analysis.names import qualname
-from gradfix.analysis.project import autograd_or_module_base
+from gradfix.analysis.summary import autograd_or_module_base
 from gradfix.analysis.tree import children
 
 MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",

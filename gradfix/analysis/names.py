@@ -74,7 +74,7 @@ class ImportMap:
                 if isinstance(node.names, cst.ImportStar):
                     continue
                 if node.relative:
-                    from gradfix.analysis.project import resolve_relative
+                    from gradfix.analysis.summary import resolve_relative
 
                     base = resolve_relative(dotted(node.module) if node.module is not None else None,
                                             len(node.relative), package)

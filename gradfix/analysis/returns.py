@@ -1,5 +1,5 @@
 """What a file's functions and module classes return, read from CPython's `ast` for the project
-summary (analysis/project.py), so that another file (and the file itself) can ask:
+summary (analysis/summary.py), so that another file (and the file itself) can ask:
 
 - which constructors a function returns on every path: `def build_model(): model =
   nn.Sequential(); model.add_module(...); return model` makes a module, so `model =

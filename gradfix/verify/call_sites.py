@@ -487,7 +487,8 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
                   every: bool = True) -> list[CallSite]:
     """Calls of the checked file's class `name` in the project's other files whose arguments that file's constants
     make (see the module docstring), in path then line order (`every=False`: as in `call_sites`)."""
-    from gradfix.analysis.project import ProjectIndex, summarise
+    from gradfix.analysis.project import ProjectIndex
+    from gradfix.analysis.summary import summarise
 
     path, root = os.path.abspath(path), os.path.abspath(root)
     rel = os.path.relpath(path, root)
