@@ -77,6 +77,25 @@ class CallGraph:
                 return self.index.method(ctor, meth), True
         return None, False
 
+    def loop_sites(self, fn: cst.FunctionDef) -> list:
+        """(caller flow, step, call) for each call of `fn` in the file made inside a loop of its caller. Besides
+        the resolved sites this reads `obj.m(...)` on a name bound to an instance of a class of the file
+        (`actor = Trainer()` then `actor.train_step(...)` in a loop): the flow keeps no class for a plain
+        object, so `sites` leaves that call unresolved."""
+        out = [(flow, st, call) for flow, st, call, _b in self.sites(fn) if st.loops]
+        cls = self.index.enclosing_class(fn)
+        if cls is None or self.index.method(cls, fn.name.value) is not fn:
+            return out
+        seen = {id(call) for _f, _s, call in out}
+        for scope in self.index.scopes():
+            flow = self.index.flow(scope)
+            for st, call in flow.calls:
+                if id(call) in seen or not st.loops or instance_class(flow, call) is not cls or \
+                        call.func.attr.value != fn.name.value:
+                    continue
+                out.append((flow, st, call))
+        return out
+
     # -- facts -------------------------------------------------------------
     def param_grad(self, fn: cst.FunctionDef, name: str) -> bool | None:
         """May parameter `name` of `fn` require grad? True when some call site with grad enabled
@@ -191,6 +210,22 @@ def argument_for(fn: cst.FunctionDef, call: cst.Call, name: str, bound: bool = F
         return None
     i = params.index(name)
     return positional[i].value if i < len(positional) else None
+
+
+def instance_class(flow, call: cst.Call) -> cst.ClassDef | None:
+    """The class of the file whose instance `call` calls a method on: `obj.m(...)` where the binding `obj`
+    reads is a constructor call of that class (`obj = Cls(...)`)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    b = flow.name_binding(func.value)
+    if b is None or not isinstance(b.value, cst.Call) or not isinstance(b.value.func, cst.Name):
+        return None
+    cls = flow.index.classes.get(b.value.func.value)
+    rebound = flow.name_binding(b.value.func)
+    if cls is None or (rebound is not None and rebound.value is not cls):
+        return None
+    return cls
 
 
 def _has_star(call: cst.Call) -> bool:
