@@ -35,7 +35,13 @@ class UnregisteredSubmodules(Rule):
             "(`self.x.append([nn.Linear(8, 8), nn.Tanh()])`), or with the modules the constructor is given "
             "(`for layer in layers: self.x.append(layer)`, where every construction of the class in the file passes "
             "a display of module constructors for `layers`), and `self.w = torch.randn(..., requires_grad=True)` "
-            "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Left alone: lists of ints, "
+            "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Also trainable `nn.Parameter` "
+            "values in a plain container: a list, tuple or dict display (string keys) or comprehension of them, or "
+            "`self.w = {}` filled only by `self.w[\"name\"] = nn.Parameter(...)` / `self.w = []` filled only by "
+            "`self.w.append(nn.Parameter(...))` (a Parameter is registered only as an attribute's own value; the "
+            "answer is `nn.ParameterDict` / `nn.ParameterList`; detect only); left alone when the Parameters are "
+            "made with `requires_grad=False`, registered another way (`register_parameter` in a loop over the "
+            "container, `nn.ParameterList(self.w)`), or given to an optimizer of the class's own. Left alone: lists of ints, "
             "strings or configs, containers of parameter-free modules only (activations, pooling, dropout, padding, "
             "and module classes of the file that hold no parameter or buffer: bases `nn.Module`, no `nn.Parameter`, "
             "no registration, only parameter-free submodules, and every other attribute plain data used in "
@@ -114,6 +120,7 @@ class UnregisteredSubmodules(Rule):
         filled: dict[str, list] = {}           # attr -> module ctors appended / stored later
         no_fix: dict[str, str] = {}            # attr -> why nn.ModuleList() would not be right for every append
         registered: set[str] = set()
+        param_fills: dict[str, list] = {}      # attr -> how nn.Parameter values are stored later ("key", "append", ...)
         for st in flow.steps:
             node = st.node
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -125,6 +132,11 @@ class UnregisteredSubmodules(Rule):
                     ctor = self._module_value(flow, node.value, index)
                     if ctor is not None:
                         filled.setdefault(_self_attr(target.value), []).append(ctor)
+                    elif _parameter_call(node.value, index.imports):
+                        key = target.slice[0].slice if len(target.slice) == 1 else None
+                        text_key = isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString,
+                                                                                         cst.FormattedString))
+                        param_fills.setdefault(_self_attr(target.value), []).append("key" if text_key else "other")
             if isinstance(node, cst.AugAssign) and _self_attr(node.target) is not None:
                 for ctor in self._elements(flow, node.value, index) or []:
                     filled.setdefault(_self_attr(node.target), []).append(ctor)
@@ -152,6 +164,9 @@ class UnregisteredSubmodules(Rule):
                 value = node.args[-1].value
                 ctors = [self._module_value(flow, value, index)] if func.attr.value != "extend" else \
                     (self._elements(flow, value, index) or [])
+                if ctors == [None] and func.attr.value == "append" and _parameter_call(value, index.imports):
+                    param_fills.setdefault(attr, []).append("append")
+                    continue
                 if ctors == [None]:
                     grouped = self._elements(flow, value, index)  # `self.x.append([nn.Linear(4, 4), nn.Tanh()])`
                     given = self._given_modules(cls, flow, value, index)
@@ -186,6 +201,8 @@ class UnregisteredSubmodules(Rule):
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
             finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
+            if finding is None and attr not in filled:
+                finding = self._parameters(ctx, cls, attr, nodes[0], param_fills.get(attr, []))
             if finding is not None and not _lookup_table(index, cls, attr, nodes[0]):
                 # (a table of candidates is left alone: the chosen one is registered where it is kept)
                 yield finding
@@ -308,6 +325,50 @@ class UnregisteredSubmodules(Rule):
         fix = ctx.fix("make it a parameter: `nn.Parameter(...)`", [Edit(value, new)], Safety.UNSAFE, contract)
         return ctx.finding(value, message, fix)
 
+    def _parameters(self, ctx, cls, attr: str, node: cst.Assign, fills: list[str]):
+        """`nn.Parameter`s in a plain container: a display or comprehension of them, or an empty `[]` / `{}`
+        filled only with them (`self.w = {}; self.w["w_i"] = nn.Parameter(...)`). `nn.Module.__setattr__`
+        registers a Parameter only when it is the attribute's value itself, so these are missed by
+        `parameters()` exactly like modules in a list (pytorch/pytorch#4631)."""
+        index = ctx.index
+        value = node.value
+        target = f"self.{attr}"
+        is_dict = isinstance(value, (cst.Dict, cst.DictComp))
+        if isinstance(value, (cst.List, cst.Dict)) and not value.elements:
+            if not fills or (is_dict and any(f != "key" for f in fills)) or \
+                    (not is_dict and any(f != "append" for f in fills)):
+                return None
+            how = "filled later with nn.Parameter values"
+        else:
+            elements = self._parameter_elements(value, index.imports)
+            if not elements:
+                return None
+            how = "of nn.Parameter values"
+        if _own_optimizer(cls, target, index.imports):
+            return None  # handed to an optimizer of its own: kept out of parameters() on purpose
+        wrapper = "ParameterDict" if is_dict else "ParameterList"
+        kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
+                cst.DictComp: "dict comprehension"}.get(type(value), "container")
+        message = (f"`{target}` is a plain {kind} {how}: a Parameter is registered only when it is an attribute's "
+                   f"own value, so these are missing from parameters() and state_dict, the optimizer never updates "
+                   f"them and `.to(device)` leaves them behind; use nn.{wrapper}")
+        return ctx.finding(value, message + " (detect only)")
+
+    @staticmethod
+    def _parameter_elements(value, imports) -> bool:
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return bool(value.elements) and all(
+                isinstance(el, cst.Element) and _parameter_call(el.value, imports) for el in value.elements)
+        if isinstance(value, cst.ListComp):
+            return _parameter_call(value.elt, imports)
+        if isinstance(value, cst.Dict):
+            return bool(value.elements) and all(
+                isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.FormattedString))
+                and _parameter_call(el.value, imports) for el in value.elements)
+        if isinstance(value, cst.DictComp):
+            return _parameter_call(value.value, imports)
+        return False
+
     def _grad_tensor(self, value, imports) -> cst.BaseExpression | None:
         """The tensor expression without its requires_grad request, when `value` is a factory that asks for it."""
         chain = copy_chain(value, imports)
@@ -330,6 +391,17 @@ class UnregisteredSubmodules(Rule):
 
 
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _parameter_call(expr, imports) -> bool:
+    """`nn.Parameter(...)` that trains (not `requires_grad=False`)."""
+    if not (isinstance(expr, cst.Call) and
+            qualname(expr.func, imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+        return False
+    rg = kwarg(expr, "requires_grad")
+    if rg is None and len(expr.args) > 1 and expr.args[1].keyword is None:
+        rg = expr.args[1]
+    return rg is None or is_true(rg.value)
 
 
 def _own_optimizer(cls: cst.ClassDef, target: str, imports) -> bool:
