@@ -228,6 +228,78 @@ def instance_class(flow, call: cst.Call) -> cst.ClassDef | None:
     return cls
 
 
+def unpacked_tensor(flow, name: cst.Name) -> bool:
+    """`name` reads a binding made by tuple unpacking, `t, w = sampler.sample(n)`, from a call of a function
+    or a method of the file (`obj.m(...)` on an instance of a class of the file) that returns a tuple
+    display on every path whose element at that position is a tensor in the callee's own flow
+    (`return torch.from_numpy(idx).long(), torch.ones(n)`)."""
+    from gradfix.analysis.flow import TENSORISH
+
+    b = flow.name_binding(name)
+    if b is None or b.is_param or not isinstance(b.value, cst.Call) or not (0 <= b.step < len(flow.steps)):
+        return False
+    position = _unpack_position(flow.steps[b.step].node, b)
+    if position is None:
+        return False
+    index = flow.index
+    call = b.value
+    fn = None
+    if isinstance(call.func, cst.Name):
+        fn = index.functions.get(call.func.value)
+        rebound = flow.name_binding(call.func)
+        if rebound is not None and rebound.value is not fn:
+            fn = None
+    else:
+        cls = instance_class(flow, call)
+        fn = index.method(cls, call.func.attr.value) if cls is not None else None
+    if fn is None or fn.decorators or not fn.body.body:
+        return False
+    last = fn.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False  # a path may fall off the end and return None
+    callee = index.flow(fn)
+    returns = []
+    for node in _own_nodes(fn.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Return):
+            returns.append(node)
+    for ret in returns:
+        value = ret.value
+        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+                any(isinstance(el, cst.StarredElement) for el in value.elements):
+            return False
+        element = value.elements[position].value
+        kind = callee.name_binding(element).kind if isinstance(element, cst.Name) and \
+            callee.name_binding(element) is not None else callee.classify(element)[0]
+        if kind not in TENSORISH:
+            return False
+    return bool(returns)
+
+
+def _unpack_position(node, b) -> int | None:
+    """The position of `b`'s name among the targets of `a, name = value` (None with a starred target)."""
+    if not isinstance(node, cst.Assign) or node.value is not b.value or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    for k, el in enumerate(target.elements):
+        if isinstance(el.value, cst.Name) and el.value.value == b.name:
+            return k
+    return None
+
+
+def _own_nodes(node):
+    """The nodes of a function body's own scope (not those of nested functions, lambdas or classes)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            stack.extend(n.children)
+
+
 def _has_star(call: cst.Call) -> bool:
     return any(a.star for a in call.args)
 
