@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis import torchapi
 from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
@@ -41,7 +42,13 @@ class UnregisteredSubmodules(Rule):
             "`self.w.append(nn.Parameter(...))` (a Parameter is registered only as an attribute's own value; the "
             "answer is `nn.ParameterDict` / `nn.ParameterList`; detect only); left alone when the Parameters are "
             "made with `requires_grad=False`, registered another way (`register_parameter` in a loop over the "
-            "container, `nn.ParameterList(self.w)`), or given to an optimizer of the class's own. Left alone: lists of ints, "
+            "container, `nn.ParameterList(self.w)`), or given to an optimizer of the class's own. Also (detect only), in a module class's `forward`, a torch "
+            "module with trainable parameters (`Linear`, `Conv*`, `Embedding`, the RNNs, the norms, ...) built and "
+            "called in one expression, `nn.Linear(d, h)(x)` (`.to(x.device)` between them included): nothing keeps "
+            "it, so no parameter is registered and each call draws fresh weights; parameter-free modules "
+            "(`nn.Upsample(...)(x)`), norms built with `affine=False` / `elementwise_affine=False`, and a module "
+            "built in forward but assigned to an attribute (lazy construction, registered there) are left alone. "
+            "Left alone: lists of ints, "
             "strings or configs, containers of parameter-free modules only (activations, pooling, dropout, padding, "
             "and module classes of the file that hold no parameter or buffer: bases `nn.Module`, no `nn.Parameter`, "
             "no registration, only parameter-free submodules, and every other attribute plain data used in "
@@ -95,6 +102,8 @@ class UnregisteredSubmodules(Rule):
         """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
         reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
         or `.requires_grad_()` (`_inspect`)."""
+        if "forward" in facts.defs and facts.init_class:
+            return True  # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`)
         if not (facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
                                       or "requires_grad_" in facts.attrs)):
             return False
@@ -107,10 +116,32 @@ class UnregisteredSubmodules(Rule):
         index = ctx.index
         for cname in sorted(index.module_classes):
             cls = index.classes[cname]
+            forward = index.method(cls, "forward")
+            if forward is not None and index.enclosing_class(forward) is cls:
+                yield from self._built_in_forward(ctx, forward)
             init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
             if init is None:
                 continue
             yield from self._init(ctx, cls, init)
+
+    def _built_in_forward(self, ctx, forward: cst.FunctionDef):
+        """`nn.Linear(d, h)(x)` in a module class's `forward`: a torch module with trainable parameters built and
+        called in one expression (`.to(x.device)` between them included). Nothing keeps it, so the model
+        registers no parameter for it and each call draws fresh random weights (pytorch/pytorch#1291).
+        Detect only: the construction belongs in `__init__`."""
+        index = ctx.index
+        for node in walk(forward.body):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Call):
+                continue
+            ctor = index.ctor_of(node.func)
+            if ctor not in torchapi.PARAMETRIC_MODULES or _affine_off(node.func):
+                continue
+            short = ctor.rsplit(".", 1)[-1]
+            yield ctx.finding(node.func, (
+                f"`{code_of(node.func)}` builds an nn.{short} inside forward and calls it at once: nothing keeps it, "
+                f"so its parameters are not registered (parameters() misses them, the optimizer never updates "
+                f"them) and every call uses fresh random weights; build it in `__init__` as an attribute and call "
+                f"that (detect only)"))
 
     # -- the constructor ---------------------------------------------------
     def _init(self, ctx, cls: cst.ClassDef, init: cst.FunctionDef):
@@ -391,6 +422,15 @@ class UnregisteredSubmodules(Rule):
 
 
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _affine_off(expr) -> bool:
+    """`nn.LayerNorm(d, elementwise_affine=False)`, `nn.BatchNorm1d(n, affine=False)`: no trainable parameter."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Call):
+        expr = expr.func.value  # `.to(device)` after the constructor
+    return isinstance(expr, cst.Call) and any(
+        a.keyword is not None and a.keyword.value in ("affine", "elementwise_affine") and
+        isinstance(a.value, cst.Name) and a.value.value == "False" for a in expr.args)
 
 
 def _parameter_call(expr, imports) -> bool:
