@@ -59,9 +59,9 @@ class HistoryAccumulation(Rule):
             "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
             "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere. Also (detect only) `lst.append(y)` in the loop body where `y` is the "
             "very binding the iteration backpropagates (`y.backward()`), or holds it (`y[\"loss\"].backward()`, a "
-            "step's returned dict), and `lst` is an empty list made before the loop that the loop never rebinds: "
+            "step's returned dict), and `lst` is an empty list made outside every loop of the scope and never rebound in the loop: "
             "the list keeps every step's loss tensor and graph; left alone for `.item()` / `.detach()` values, a "
-            "list made inside the loop, and a backward with `retain_graph` (a later backward over the list may be "
+            "list made inside any loop (per epoch, or per batch around micro-batches), and a backward with `retain_graph` (a later backward over the list may be "
             "meant). In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
         ),
         why=(
@@ -133,7 +133,7 @@ class HistoryAccumulation(Rule):
                     continue
                 seen.add(id(call))
                 lst = code_of(call.func.value)
-                message = (f"`{code_of(call)}` keeps {held} in `{lst}`, a list made before the loop: every "
+                message = (f"`{code_of(call)}` keeps {held} in `{lst}`, a list made outside the loops: every "
                            f"iteration's loss tensor stays alive with its autograd graph (memory grows each step); "
                            f"store `.item()` or `.detach()` of the loss instead (detect only)")
                 yield ctx.finding(call, message, None)
@@ -397,8 +397,8 @@ def _scalar_loss_call(it, call: cst.Call) -> bool | None:
 def _kept_backpropagated(index, it):
     """(append call, what it keeps) for `lst.append(y)` in the loop body where `y` is the very binding whose
     value (`y.backward()`) or item (`y["loss"].backward()`) this iteration backpropagates, `lst` is bound
-    before the loop to an empty list (`[]` / `list()`) and nothing in the loop rebinds it: the list outlives
-    the iteration and holds each step's loss tensor with its graph (TRI-ML/packnet-sfm#51). A backward with
+    outside every loop of the scope to an empty list (`[]` / `list()`) and nothing in the loop rebinds it:
+    the list outlives the iteration and holds each step's loss tensor with its graph (TRI-ML/packnet-sfm#51). A backward with
     `retain_graph` is left alone: a later backward over the list may be meant."""
     call_b = it.backward.node if it.backward is not None else None
     if not isinstance(call_b, cst.Call) or any(a.keyword is not None and a.keyword.value == "retain_graph"
@@ -428,7 +428,9 @@ def _kept_backpropagated(index, it):
         if arg.value != recv.value or flow.name_binding(arg) is not loss_b:
             continue
         lst = flow.name_binding(f.value)
-        if lst is None or lst.value is None or contains(it.loop, lst.value) or not _empty_list(lst.value):
+        if lst is None or lst.value is None or not _empty_list(lst.value) or \
+                not (0 <= lst.step < len(flow.steps)) or flow.steps[lst.step].loops:
+            continue  # made inside some loop (per epoch, per batch around micro-batches): not shown to grow
             continue
         if any(b.name == f.value.value and b.value is not None and contains(it.loop, b.value)
                for b in flow.bindings):
