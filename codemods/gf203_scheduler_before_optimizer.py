@@ -11,7 +11,9 @@ from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import _body, iterations
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.tree import walk
-from gradfix.analysis.schedules import is_torch_scheduler, own_scheduler_classes, scheduler_info
+from gradfix.analysis.schedules import (
+    is_torch_scheduler, own_scheduler_classes, passed_torch_scheduler, scheduler_info,
+)
 from gradfix.analysis.loopedits import (
     Op, block_lines, compose, epoch_end_anchor, mentions, moved, same_block, single, train_loop_contract,
 )
@@ -41,6 +43,9 @@ class SchedulerBeforeOptimizer(Rule):
             "the epoch may be the skip-the-first-epoch idiom and it is left alone), and a function with no epoch loop of its own, called "
             "somewhere in the project, whose first statements step a torch scheduler built on the optimizer its "
             "batch loop steps (`def train(net, loader, ep): lr_scheduler.step(); for x, y in loader: ...`; "
+            "also when both are parameters of the function, `def train(epoch, loader, model, optimizer, "
+            "scheduler)`, and every call of it in the file passes a name bound to a torch scheduler built on the "
+            "very optimizer it passes; a call passing anything else, or none in the file, leaves it alone; "
             "reported without a fix; left alone under a test of anything but the scheduler, `if ep > 0:`, and "
             "when nothing calls the function); and a loop whose backward runs in an inner loop (once per network "
             "of an ensemble, per micro-batch) with the optimizer stepped once after that inner loop, when the "
@@ -177,7 +182,7 @@ class SchedulerBeforeOptimizer(Rule):
                 if e.op != "sched" or e.nested or e.info.get("args") or id(e.node) in seen or \
                         not _guarded_only_by(e, e.recv):
                     continue
-                if not _steps_torch_schedule_of(it, e, step):
+                if not _steps_torch_schedule_of(it, e, step) and not _passed_schedule_of(it, e, step):
                     continue
                 seen.add(id(e.node))
                 yield ctx.finding(e.node, (
@@ -429,6 +434,16 @@ def _steps_torch_schedule_of(it, e, step) -> bool:
     """The scheduler `e` steps is a torch scheduler (not ReduceLROnPlateau) built on the optimizer `step` steps."""
     info = scheduler_info(it, e.recv)
     return info.kind != "plateau" and is_torch_scheduler(it.index, info.ctor) and info.optimizer == step.recv
+
+
+def _passed_schedule_of(it, e, step) -> bool:
+    """The scheduler and the optimizer are both parameters of the function, and every call in the file
+    passes a torch scheduler built on the optimizer it passes (analysis/schedules.py)."""
+    params = {b.name for b in it.flow.bindings if b.is_param}
+    if e.recv not in params or step.recv not in params or \
+            any(not b.is_param for b in it.bindings(e.recv) + it.bindings(step.recv)):
+        return False
+    return passed_torch_scheduler(it.index, it.scope, e.recv, step.recv)
 
 
 RULE = SchedulerBeforeOptimizer

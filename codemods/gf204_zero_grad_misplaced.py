@@ -66,7 +66,13 @@ class ZeroGradMisplaced(Rule):
             "start of the epoch loop when the batch loop steps under a single window test (`(i + 1) % k == 0`, "
             "`ni - last_step >= accumulate`) with its own clear after the step and nothing steps the remainder "
             "after the batch loop: it discards the batches after the epoch's last full window (a test joined with "
-            "`or i + 1 == len(loader)` flushes them and is left alone). A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
+            "`or i + 1 == len(loader)` flushes them and is left alone). Also a clear under `if <test>:` before the backward when the step "
+            "runs under a second `if` with the very same accumulation test after it (`if i % k == 0: "
+            "opt.zero_grad()` at the top, `if i % k == 0: opt.step()` at the bottom): each step iteration wipes "
+            "the window just before its own backward (left alone when anything in the iteration rebinds a name of "
+            "the test, such as a counter incremented between the two ifs, or when the tests differ, as a clear at "
+            "the window's start, `i % k == 0`, and a step at its end, `(i + 1) % k == 0`, do; detect only). "
+            "A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
             "clearing every batch is right) is left alone."
         ),
         why=(
@@ -138,6 +144,16 @@ class ZeroGradMisplaced(Rule):
                            f"gradients, so every update is zero and grad_norm is always 0; clear the gradients before "
                            f"the forward pass (or after the step)")
                 yield ctx.finding(z.node, message, self._fix(ctx, it, z, b, step))
+            for z, test in self._cleared_under_step_test(it, b, step):
+                if id(z.node) in seen:
+                    continue
+                seen.add(id(z.node))
+                message = (f"`{z.recv}.zero_grad()` runs when `{code_of(test)}`, before this iteration's "
+                           f"backward(), and `{step.recv}.step()` runs under the same test after it: on every step "
+                           f"iteration the gradients accumulated since the last step are cleared just before they "
+                           f"would be used, so each step sees one batch's gradient; clear them after the step "
+                           f"instead (inside the step's `if`)")
+                yield ctx.finding(z.node, message, None)
             for z, test in self._wipes_accumulation(it, b, step):
                 if id(z.node) in seen:
                     continue
@@ -149,6 +165,43 @@ class ZeroGradMisplaced(Rule):
                            f"the accumulation count, that much smaller); clear them inside the condition, after the "
                            f"step")
                 yield ctx.finding(z.node, message, None)
+
+    def _cleared_under_step_test(self, it, b, step):
+        """A clear of the stepped parameters under `if <test>:` before the backward, where the step runs under
+        a second `if <test>:` with the very same accumulation test after it (`if i % k == 0: opt.zero_grad()` at
+        the top, `if i % k == 0: opt.step()` at the bottom) and nothing in the iteration rebinds the test's
+        names: on each step iteration the clear wipes the window just before that iteration's backward, so the
+        step uses one batch. (zero_grad event, the test)."""
+        if b.path or b.nested or b.info.get("exits") or len(step.path) != 1 or step.nested:
+            return []
+        node, branch = step.path[0]
+        if not isinstance(node, cst.If) or branch != 0 or not _accumulation_test(node.test):
+            return []
+        if any(x.op == "backward" and x is not b and x.compatible(step) for x in it.events):
+            return []
+        text = code_of(node.test)
+        names = {n.value for n in walk(node.test) if isinstance(n, cst.Name)}
+        body = it.loop.body if it.loop is not None else it.scope
+        for n in walk(body):
+            targets = []
+            if isinstance(n, cst.Assign):
+                targets = [t.target for t in n.targets]
+            elif isinstance(n, (cst.AugAssign, cst.AnnAssign)):
+                targets = [n.target]
+            elif isinstance(n, (cst.For, cst.CompFor)) and n is not it.loop:
+                targets = [n.target]
+            if any(isinstance(x, cst.Name) and x.value in names for t in targets for x in walk(t)):
+                return []  # the test's value may change between the two ifs
+        out = []
+        for z in it.events:
+            if z.op != "zero_grad" or z.order > b.order or len(z.path) != 1 or z.nested or z.info.get("exits"):
+                continue
+            znode, zbranch = z.path[0]
+            if znode is node or not isinstance(znode, cst.If) or zbranch != 0 or code_of(znode.test) != text:
+                continue
+            if zeroes_optimizer(it, z, step):
+                out.append((z, node.test))
+        return out
 
     def _wipes_accumulation(self, it, b, step):
         """Unconditional clears of the stepped parameters in an iteration whose backward runs every batch but

@@ -6,7 +6,10 @@ import re
 
 import libcst as cst
 
+from gradfix.analysis import torchapi
+from gradfix.analysis.callgraph import argument_for, instance_class
 from gradfix.analysis.expressions import code_of
+from gradfix.analysis.flow import Kind
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.tree import calls_in, contains, if_branches, walk
@@ -31,7 +34,15 @@ class ZeroGradMissing(Rule):
             "never the one a step uses, when every clear is an `opt.zero_grad()` of another optimizer and the "
             "optimizers are built over different models of the file; (b) a training step (a loop body or a "
             "function) that clears the stepped optimizer in some branches of an `if`/`else` but not in another, "
-            "while backward() and the step run on every path (`if bf16: ... else: opt.zero_grad(); ...`). Left "
+            "while backward() and the step run on every path (`if bf16: ... else: opt.zero_grad(); ...`); (c) a "
+            "straight-line step function or method (backward() and a torch optimizer's step, no loop of its own, "
+            "a trainer's `train_step`) that clears nothing and that a loop of the file calls once per iteration "
+            "(`for ...: actor.train_step(batch)`, the object built from the class in the file) while that loop "
+            "clears nothing either; for a method, no method of its class or of an in-file base touches "
+            "`zero_grad` or `.grad` and the class has no other base than `object` or `nn.Module`; the calling "
+            "loop calls no function of the file that touches them and hands the call's receiver or arguments to "
+            "no call gradfix cannot resolve. Such a function with no calling loop in the file is left alone "
+            "(its callers elsewhere may clear). Left "
             "alone: a loop that calls another method named like a clear (`mlp.zero_grads()`, a course framework's "
             "own); a loop calling a model whose class clears its own gradients in `forward` "
             "(`self.zero_grad()`: every forward call clears them), in this file or in another file of the project "
@@ -96,6 +107,16 @@ class ZeroGradMissing(Rule):
                            f"`{step.recv}.zero_grad()` once per iteration (before the forward pass or after the step)")
                 yield ctx.finding(b.node, message, None)
                 continue
+            site = _repeating_caller(ctx.index, it, step)
+            if site is not None:
+                seen.add(where)
+                message = (f"this function runs backward() and `{step.recv}.step()` but never clears the gradients, "
+                           f"and the loop at line {site} calls it once per iteration without clearing them "
+                           f"either: backward() adds into .grad, so call k steps with the sum of k batches' "
+                           f"gradients; call `{step.recv}.zero_grad()` in the function (before the forward pass "
+                           f"or after the step)")
+                yield ctx.finding(b.node, message, None)
+                continue
             seen.add((where, step.recv))
             others = _only_other_optimizers_cleared(it, step)
             if others:
@@ -130,11 +151,11 @@ def _no_gradient_carried_over(index, it, b, step) -> bool:
     return _fresh_model_and_optimizer(it, step)
 
 
-def _fresh_model_and_optimizer(it, step) -> bool:
+def _fresh_model_and_optimizer(it, step, body=None) -> bool:
     """The stepped optimizer is constructed in the loop body over the parameters of models that are
     themselves constructed there (`net = Net(); opt = SGD(net.parameters(), lr)`): each iteration's
-    parameters start with no `.grad`."""
-    body = it.loop.body
+    parameters start with no `.grad` (`body`: a step function's body instead of the loop's)."""
+    body = it.loop.body if body is None else body
     opt = it.optimizer_binding(step.recv)
     if opt is None or not contains(body, opt.value):
         return False
@@ -178,6 +199,114 @@ def _constructs(binding) -> bool:
     return name is not None and name.split(".")[-1][:1].isupper()
 
 
+def _repeating_caller(index, it, step) -> int | None:
+    """The line of a loop of this file that calls the straight-line step function `it.scope` once per
+    iteration while nothing on either side clears gradients (139: a trainer's `train_step` method called from
+    a loop elsewhere); None when that is not shown. Shown means: the function clears nothing and hands
+    its optimizer or model to nothing unseen; its stepped optimizer is a torch optimizer (bound to one, or a
+    parameter every such call passes one for); for a method, no method of its class (or of an in-file base)
+    touches `zero_grad` or `.grad` and every other base is `object` or `nn.Module`; and the calling loop's
+    body has no `zero_grad` or `.grad`, calls no function of the file that has, and hands the call's
+    receiver or arguments to no function gradfix cannot see."""
+    fn = it.scope
+    if it.loop is not None or not isinstance(fn, cst.FunctionDef) or _clears_anything(it) or _hidden_clears(it):
+        return None
+    if _fresh_model_and_optimizer(it, step, fn.body):
+        return None
+    cls = index.enclosing_class(fn)
+    if cls is not None and (index.method(cls, fn.name.value) is not fn or _class_may_clear(index, cls, set())):
+        return None
+    bound_opt = it.optimizer_binding(step.recv)
+    torch_opt = bound_opt is not None and not bound_opt.is_param and \
+        (bound_opt.ctor or "").startswith(torchapi.OPTIMIZER_PREFIXES)
+    params = {p.name.value for p in fn.params.params}
+    for flow, st, call in index.callgraph.loop_sites(fn):
+        if not torch_opt:
+            if step.recv not in params:
+                return None
+            arg = argument_for(fn, call, step.recv, bound=isinstance(call.func, cst.Attribute))
+            if not (isinstance(arg, cst.Name) and any(b.kind is Kind.OPTIMIZER for b in flow.visible_bindings(arg.value))):
+                continue
+        if not _loop_may_clear(index, flow, st.loops[-1], call):
+            return index.position(st.loops[-1]).start.line
+    return None
+
+
+def _touches_gradients(node) -> bool:
+    return any(isinstance(n, cst.Attribute) and n.attr.value in ("zero_grad", "grad") for n in walk(node))
+
+
+def _class_may_clear(index, cls, seen: set) -> bool:
+    """A method of `cls` or of a base may clear gradients (reads `zero_grad` or `.grad`), or a base is neither
+    a class of the file nor `object` / `nn.Module` (a framework's hooks may clear them)."""
+    if id(cls) in seen:
+        return False
+    seen.add(id(cls))
+    if _touches_gradients(cls):
+        return True
+    for base in cls.bases:
+        q = qualname(base.value, index.imports) or ""
+        if isinstance(base.value, cst.Name) and base.value.value in index.classes:
+            if _class_may_clear(index, index.classes[base.value.value], seen):
+                return True
+        elif q not in ("object", "torch.nn.Module", "torch.nn.modules.module.Module"):
+            return True
+    return False
+
+
+def _loop_may_clear(index, flow, loop, site) -> bool:
+    """The calling loop's body may clear gradients: it reads `zero_grad` / `.grad`, calls a function or a
+    method of the file that does (or whose class may), or hands what `site` uses to a call gradfix cannot
+    resolve."""
+    if _touches_gradients(loop.body):
+        return True
+    used = {n.value for n in walk(site) if isinstance(n, cst.Name)}
+    for call in calls_in(loop.body):
+        if call is site or contains(site, call):
+            continue
+        target = None
+        if isinstance(call.func, cst.Name):
+            target = index.functions.get(call.func.value)
+        elif isinstance(call.func, cst.Attribute):
+            owner = instance_class(flow, call)
+            if owner is None and isinstance(call.func.value, cst.Name) and call.func.value.value == "self":
+                owner = index.enclosing_class(loop)
+            if owner is not None:
+                if _class_may_clear(index, owner, set()):
+                    return True
+                continue
+        if target is not None:
+            if _touches_gradients(target):
+                return True
+            continue
+        if used & (_names_outside(call, site) - _harmless_names(call)):
+            return True
+    return False
+
+
+def _names_outside(node, site) -> set[str]:
+    """Names `node` reads outside the subtree `site` (`history.append(learner.update(x))` hands on
+    only `history`)."""
+    out: set[str] = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n is site:
+            continue
+        if isinstance(n, cst.Name):
+            out.add(n.value)
+        stack.extend(n.children)
+    return out
+
+
+def _harmless_names(call) -> set[str]:
+    """Names in `call` that are only its callee's dotted path's leaves (`torch` of `torch.randn`)."""
+    root = call.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    return {root.value} if isinstance(root, cst.Name) and root is not call.func else set()
+
+
 def _clears_anything(it) -> bool:
     return any(e.op in ("zero_grad", "opaque") or (e.op == "helper" and "zero_grad" in e.info.get("ops", ()))
                for e in it.events) or _forward_clears(it)
@@ -188,7 +317,7 @@ def _forward_clears(it) -> bool:
     a class of another file of the project counts when its forward runs it as a statement of its body,
     also one reached through `from model import *`): each forward call clears them."""
     index = it.index
-    for node in walk(it.loop.body):
+    for node in walk(it.loop.body if it.loop is not None else it.scope):
         if not isinstance(node, cst.Call):
             continue
         name = dotted(node.func)

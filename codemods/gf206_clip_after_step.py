@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import math
 
+import libcst as cst
+
 from gradfix.analysis.expressions import code_of
+from gradfix.analysis.names import dotted
+from gradfix.analysis.tree import calls_in
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, parse_line, same_block, single, train_loop_contract
 from gradfix.model import Safety
@@ -20,7 +24,12 @@ class ClipAfterStep(Rule):
             "Finds `clip_grad_norm_` / `clip_grad_value_` (torch.nn.utils, or an accelerator's) that runs after the "
             "iteration's unconditional `optimizer.step()` (or `scaler.step(optimizer)`) with no later backward or step "
             "in the iteration. A clip called only to read the norm (`max_norm=float('inf')`) and a clip before a "
-            "second optimizer's step are left alone."
+            "second optimizer's step are left alone. Also (detect only) a clip of `X.parameters()` that runs after an "
+            "unconditional clear of those parameters (`opt.zero_grad()` of an optimizer built over "
+            "`X.parameters()`, or `X.zero_grad()`) and before the iteration's first backward, with no backward, "
+            "gradient op, helper or call handed the model or optimizer in between: it clips the just-cleared "
+            "gradients and the step uses the unclipped ones. A clear under a condition (an accumulation window) "
+            "or of another optimizer's parameters leaves it alone."
         ),
         why=(
             "The update has already used the unclipped gradients; the clipped ones are cleared by the next "
@@ -69,6 +78,16 @@ class ClipAfterStep(Rule):
                            f"and the clipped ones are discarded by the next zero_grad(), so clipping never takes "
                            f"effect; clip before the step")
                 yield ctx.finding(c.node, message, self._fix(ctx, it, c, step))
+            for c, z in _clips_of_cleared_gradients(it, step):
+                if id(c.node) in seen:
+                    continue
+                seen.add(id(c.node))
+                fn = "clip_grad_norm_" if c.info["fn"] == "norm" else "clip_grad_value_"
+                message = (f"`{fn}` runs after `{z.recv}.zero_grad()` and before this step's backward(): it clips "
+                           f"gradients that were just cleared (None or zero), and the backward() that follows writes "
+                           f"fresh, unclipped ones that `{step.recv}.step()` uses, so clipping never takes effect; "
+                           f"clip between backward() and the step (detect only)")
+                yield ctx.finding(c.node, message, None)
 
     def _fix(self, ctx, it, c, step):
         if not single(c.line) or not single(step.line) or c.nested or c.path != step.path or \
@@ -84,6 +103,59 @@ class ClipAfterStep(Rule):
         edits = compose([Op(c.line, remove=True), Op(step.line, before=insert)])
         what = f"`{code_of(c.small)}`" + (f" (after `{scaler}.unscale_({step.recv})`)" if len(insert) == 2 else "")
         return ctx.fix(f"clip before the optimizer step: {what}", edits, Safety.UNSAFE, train_loop_contract(it))
+
+
+def _clips_of_cleared_gradients(it, step):
+    """(clip, zero_grad) for a clip that runs after an unconditional clear of the parameters it clips and before
+    the step's first backward, with nothing in between that could write gradients (another backward, a helper
+    or an unseen call handed the model or optimizer, a gradient op): the clip sees only cleared gradients.
+    The clear is `opt.zero_grad()` of an optimizer built over `X.parameters()`, or `X.zero_grad()`, where the
+    clip's first argument is `X.parameters()`."""
+    b = it.backward
+    if b is None or any(e.op == "backward" and e.order < b.order for e in it.events):
+        return
+    for c in it.events:
+        if c.op != "clip" or c.order > b.order or c.nested or not c.compatible(b) or not c.compatible(step):
+            continue
+        v = c.info.get("value")
+        if v is not None and math.isinf(v):
+            continue
+        owner = _clipped_owner(c.node)
+        if owner is None:
+            continue
+        clears = [z for z in it.events if z.op == "zero_grad" and z.order < c.order and not z.path and not z.nested
+                  and _clears_owner(it, z, owner)]
+        if not clears:
+            continue
+        z = clears[-1]
+        between = [e for e in it.events if z.order < e.order < c.order and
+                   e.op in ("backward", "helper", "opaque", "grad_op", "step", "unscale")]
+        if not between:
+            yield c, z
+
+
+def _clipped_owner(call) -> str | None:
+    """`X` of `clip_grad_norm_(X.parameters(), ...)`."""
+    if not call.args or (call.args[0].keyword is not None and call.args[0].keyword.value != "parameters"):
+        return None
+    arg = call.args[0].value
+    if isinstance(arg, cst.Call) and isinstance(arg.func, cst.Attribute) and arg.func.attr.value == "parameters" \
+            and not arg.args:
+        return dotted(arg.func.value)
+    return None
+
+
+def _clears_owner(it, z, owner: str) -> bool:
+    if z.info.get("target") == "model":
+        return z.recv == owner
+    if z.info.get("target") != "opt":
+        return False
+    b = it.optimizer_binding(z.recv)
+    if b is None:
+        return False
+    owners = {dotted(c.func.value) for c in calls_in(b.value)
+              if isinstance(c.func, cst.Attribute) and c.func.attr.value == "parameters"}
+    return owner in owners
 
 
 RULE = ClipAfterStep

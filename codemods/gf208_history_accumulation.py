@@ -11,6 +11,7 @@ from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
 from gradfix.analysis.numbers import fresh_constant
 from gradfix.analysis.trainstep import literal_number, names_in
+from gradfix.analysis.tree import contains, walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -61,7 +62,12 @@ class HistoryAccumulation(Rule):
             "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
             "adds that parameter unchanged (at most scaled) into an attribute (`self.sum += val * n`, "
             "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
-            "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere. In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
+            "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere. Also (detect only) `lst.append(y)` in the loop body where `y` is the "
+            "very binding the iteration backpropagates (`y.backward()`), or holds it (`y[\"loss\"].backward()`, a "
+            "step's returned dict), and `lst` is an empty list made outside every loop of the scope and never rebound in the loop: "
+            "the list keeps every step's loss tensor and graph; left alone for `.item()` / `.detach()` values, a "
+            "list made inside any loop (per epoch, or per batch around micro-batches), and a backward with `retain_graph` (a later backward over the list may be "
+            "meant). In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
         ),
         why=(
             "`loss` carries its `grad_fn`, so `total` becomes a tensor whose graph links to every iteration's graph: "
@@ -127,6 +133,15 @@ class HistoryAccumulation(Rule):
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
                 yield ctx.finding(e.small, message, self._fix(ctx, it, e, "detach" if keep_tensor else "item"))
+            for call, held in _kept_backpropagated(ctx.index, it):
+                if id(call) in seen:
+                    continue
+                seen.add(id(call))
+                lst = code_of(call.func.value)
+                message = (f"`{code_of(call)}` keeps {held} in `{lst}`, a list made outside the loops: every "
+                           f"iteration's loss tensor stays alive with its autograd graph (memory grows each step); "
+                           f"store `.item()` or `.detach()` of the loss instead (detect only)")
+                yield ctx.finding(call, message, None)
             for call, arg, attr in _meter_updates(it):
                 if id(call) in seen:
                     continue
@@ -382,6 +397,58 @@ def _scalar_loss_call(it, call: cst.Call) -> bool | None:
             ("loss" in q or "entropy" in q or "nll" in q):
         return True
     return None
+
+
+
+def _kept_backpropagated(index, it):
+    """(append call, what it keeps) for `lst.append(y)` in the loop body where `y` is the very binding whose
+    value (`y.backward()`) or item (`y["loss"].backward()`) this iteration backpropagates, `lst` is bound
+    outside every loop of the scope to an empty list (`[]` / `list()`) and nothing in the loop rebinds it:
+    the list outlives the iteration and holds each step's loss tensor with its graph (TRI-ML/packnet-sfm#51). A backward with
+    `retain_graph` is left alone: a later backward over the list may be meant."""
+    call_b = it.backward.node if it.backward is not None else None
+    if not isinstance(call_b, cst.Call) or any(a.keyword is not None and a.keyword.value == "retain_graph"
+                                               for a in call_b.args):
+        return
+    if not isinstance(call_b.func, cst.Attribute):
+        return
+    recv = call_b.func.value
+    while isinstance(recv, cst.Subscript):
+        recv = recv.value
+    if not isinstance(recv, cst.Name):
+        return
+    flow = it.flow
+    loss_b = flow.name_binding(recv)
+    if loss_b is None or loss_b.no_grad:
+        return
+    held = f"`{recv.value}`" if recv is call_b.func.value else f"`{recv.value}` (it holds the backpropagated loss)"
+    for node in walk(it.loop.body):
+        if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)):
+            continue
+        call = node.value
+        f = call.func
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and isinstance(f.value, cst.Name)
+                and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None):
+            continue
+        arg = call.args[0].value
+        if arg.value != recv.value or flow.name_binding(arg) is not loss_b:
+            continue
+        lst = flow.name_binding(f.value)
+        if lst is None or lst.value is None or not _empty_list(lst.value) or \
+                not (0 <= lst.step < len(flow.steps)) or flow.steps[lst.step].loops:
+            continue  # made inside some loop (per epoch, per batch around micro-batches): not shown to grow
+            continue
+        if any(b.name == f.value.value and b.value is not None and contains(it.loop, b.value)
+               for b in flow.bindings):
+            continue  # rebound in the loop: a fresh list per iteration
+        yield call, held
+
+
+def _empty_list(value) -> bool:
+    if isinstance(value, cst.List):
+        return not value.elements
+    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list" \
+        and not value.args
 
 
 RULE = HistoryAccumulation

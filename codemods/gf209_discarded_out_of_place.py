@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.callgraph import passed_arguments
+from gradfix.analysis.callgraph import passed_arguments, unpacked_tensor
 from gradfix.analysis.flow import TENSORISH, Kind
 from gradfix.analysis.expressions import OUT_OF_PLACE, _grad_chain, code_of, literal_value
 from gradfix.analysis.iteration import iterations, locator
@@ -34,7 +34,11 @@ class DiscardedOutOfPlace(Rule):
             "(`x.to(device)`, `x.float()`) as bare statements. The receiver must be a tensor: a gradient (`.grad`), "
             "parameter data, a name bound to a tensor, or a parameter without annotation that every call of its "
             "function in the file passes a tensor for (`def training_step(self, x): x.to(device=self.device)` called "
-            "as `vae.training_step(torch.randn(16, 20))`). A parameter nobody calls with a tensor in the file is "
+            "as `vae.training_step(torch.randn(16, 20))`), or a name unpacked from a call of a function or method of "
+            "the file (`t, w = sampler.sample(n)`, `sampler` built from a class of the file) that returns a tuple "
+            "display on every path with a tensor at that position (`return torch.from_numpy(i).long(), "
+            "torch.ones(n)`); a callee that may fall off its end, is decorated or a generator, or returns "
+            "something else there (a module, an argument) leaves the name unknown. A parameter nobody calls with a tensor in the file is "
             "unknown and left alone (it may be a module). Ops whose result is used, methods with side effects, "
             "chains ending in an in-place call, and `model.to(device)` / `model.cuda()` / `model.float()` on modules "
             "(modules move in place; also a module cast first, `model = Net().bfloat16()`; a name is judged by the "
@@ -108,7 +112,8 @@ class DiscardedOutOfPlace(Rule):
                     # `nn.Module` parameter, then `model = convert_sync_batchnorm(model)`)
                     reads = flow.name_binding(recv) if isinstance(recv, cst.Name) else None
                     kind = reads.kind if reads is not None else flow.classify(recv)[0]
-                    if kind not in TENSORISH and not _passed_tensor(flow, recv):
+                    if kind not in TENSORISH and not _passed_tensor(flow, recv) and \
+                            not (isinstance(recv, cst.Name) and unpacked_tensor(flow, recv)):
                         continue
                     if _fresh_temporary(recv, ctx.index):
                         continue  # `torch.zeros(1).cuda()`: run for its effect (the CUDA context); nothing kept

@@ -103,7 +103,11 @@ class NoGradTrainableBranch(Rule):
             "module whose `.parameters()` the stepping optimizer holds (`Adam(list(enc.parameters()) + "
             "list(head.parameters()))`) when every call of it before `backward()` runs under `torch.no_grad()`, "
             "`torch.inference_mode()` or `torch.set_grad_enabled(False)` (a block, or a decorator of the function; the "
-            "optimizer may be a trainer's `self.opt` built in another method). Calls that cannot reach backward() do "
+            "optimizer may be a trainer's `self.opt` built in another method). Every optimizer stepped after that "
+            "backward (before another one) counts: an agent stepping `self.head_opt` and `self.encoder_opt` after "
+            "one loss is reported for an encoder run only under no_grad, its own optimizer named, unless the "
+            "encoder runs (or is handed to a call) with gradients on elsewhere, in another method of the class "
+            "for `self.x` or anywhere in the scope for a plain name: another step may train it. Calls that cannot reach backward() do "
             "not count as calls with gradients on: one whose result is assigned to a name read nowhere in the file, "
             "and one inside `for k in range(a, b)` whose bounds are literals (or names bound only to one) with "
             "b <= a. Also finds a submodule that the methods of a model class of the file run only under no_grad "
@@ -158,6 +162,13 @@ class NoGradTrainableBranch(Rule):
                 paths.modules_optimized_by(opt) if opt is not None and opt.startswith("self.") else set()
             if not trained:
                 continue  # the optimizer was not found: what it holds is a guess
+            trained = set(trained)
+            owner_opt: dict[str, str] = {}
+            for other in _other_stepped_optimizers(tl, opt):
+                for name in paths.modules_optimized_by(other) - trained:
+                    if not _runs_with_grad_elsewhere(index, flow, name):
+                        owner_opt[name] = other
+                        trained.add(name)
             calls: dict[str, list] = {}
             handed: set[str] = set()   # given to a function, or a method of it called, with gradients on
             unused: list = []          # calls whose result nothing reads, or in a loop that never runs
@@ -184,7 +195,7 @@ class NoGradTrainableBranch(Rule):
                 if id(first) in seen:
                     continue
                 seen.add(id(first))
-                opt_text = opt or "the optimizer"
+                opt_text = owner_opt.get(name) or opt or "the optimizer"
                 skipped = [_why_unused(index, flow, st) for st in unused
                            if any(dotted(c.func) == name for c in calls_in(st.node))]
                 which = (f"every call of `{name}` that can reach backward() ({'; '.join(skipped)})"
@@ -320,6 +331,50 @@ def _stepped_models(index) -> dict[str, tuple[str, str]]:
             if len(ctors) == 1 and (cname := ctors.pop()) in index.module_classes:
                 out.setdefault(cname, (owner, opt))
     return out
+
+
+def _other_stepped_optimizers(tl, first: str | None) -> list[str]:
+    """Optimizers other than `first` whose `.step()` (no closure) follows this backward in the step's body,
+    before any other backward (an agent stepping `self.head_opt` and `self.encoder_opt` after one loss)."""
+    out: list[str] = []
+    if first is None:
+        return out
+    flow = tl.flow
+    for st in tl.steps:
+        if st.index <= tl.backward.index or isinstance(st.node, cst.BaseCompoundStatement):
+            continue
+        calls = list(_walk_calls(st.node))
+        if any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in calls):
+            break
+        for call in calls:
+            if is_optimizer_step(call, flow) and not call.args:
+                recv = dotted(call.func.value)
+                if recv is not None and recv != first and recv not in out and \
+                        any(b.kind is Kind.OPTIMIZER for b in flow.visible_bindings(recv)):
+                    out.append(recv)
+    return out
+
+
+def _runs_with_grad_elsewhere(index, flow, name: str) -> bool:
+    """`name` (`self.encoder`, or a name of the step's scope) is called, or handed to a call, with gradients
+    on somewhere else: in another method of the class for `self.x`, anywhere outside no_grad for a plain name
+    (another training step may well give it its gradient)."""
+    scopes = [flow.scope] if not name.startswith("self.") else \
+        [s for s in index.scopes() if flow.class_name and index.enclosing_class(s) is index.classes.get(flow.class_name)]
+    for scope in scopes:
+        if scope is None:
+            continue
+        other = index.flow(scope)
+        if not index.grad_enabled(other.function):
+            continue
+        for st, call in other.calls:
+            if st.no_grad:
+                continue
+            names = [dotted(call.func)] + [dotted(a.value) for a in call.args]
+            if any(n is not None and (n == name or n.startswith(name + ".")) and not n.endswith(
+                    tuple("." + m for m in _NO_FORWARD)) for n in names):
+                return True
+    return False
 
 
 def _why_unused(index, flow, st) -> str:

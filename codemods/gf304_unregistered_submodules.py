@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis import torchapi
 from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
@@ -35,7 +36,19 @@ class UnregisteredSubmodules(Rule):
             "(`self.x.append([nn.Linear(8, 8), nn.Tanh()])`), or with the modules the constructor is given "
             "(`for layer in layers: self.x.append(layer)`, where every construction of the class in the file passes "
             "a display of module constructors for `layers`), and `self.w = torch.randn(..., requires_grad=True)` "
-            "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Left alone: lists of ints, "
+            "(or `.requires_grad_()`, or such a tensor moved with `.to(device)`). Also trainable `nn.Parameter` "
+            "values in a plain container: a list, tuple or dict display (string keys) or comprehension of them, or "
+            "`self.w = {}` filled only by `self.w[\"name\"] = nn.Parameter(...)` / `self.w = []` filled only by "
+            "`self.w.append(nn.Parameter(...))` (a Parameter is registered only as an attribute's own value; the "
+            "answer is `nn.ParameterDict` / `nn.ParameterList`; detect only); left alone when the Parameters are "
+            "made with `requires_grad=False`, registered another way (`register_parameter` in a loop over the "
+            "container, `nn.ParameterList(self.w)`), or given to an optimizer of the class's own. Also (detect only), in a module class's `forward`, a torch "
+            "module with trainable parameters (`Linear`, `Conv*`, `Embedding`, the RNNs, the norms, ...) built and "
+            "called in one expression, `nn.Linear(d, h)(x)` (`.to(x.device)` between them included): nothing keeps "
+            "it, so no parameter is registered and each call draws fresh weights; parameter-free modules "
+            "(`nn.Upsample(...)(x)`), norms built with `affine=False` / `elementwise_affine=False`, and a module "
+            "built in forward but assigned to an attribute (lazy construction, registered there) are left alone. "
+            "Left alone: lists of ints, "
             "strings or configs, containers of parameter-free modules only (activations, pooling, dropout, padding, "
             "and module classes of the file that hold no parameter or buffer: bases `nn.Module`, no `nn.Parameter`, "
             "no registration, only parameter-free submodules, and every other attribute plain data used in "
@@ -89,6 +102,8 @@ class UnregisteredSubmodules(Rule):
         """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
         reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
         or `.requires_grad_()` (`_inspect`)."""
+        if "forward" in facts.defs and facts.init_class:
+            return True  # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`)
         if not (facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
                                       or "requires_grad_" in facts.attrs)):
             return False
@@ -101,10 +116,32 @@ class UnregisteredSubmodules(Rule):
         index = ctx.index
         for cname in sorted(index.module_classes):
             cls = index.classes[cname]
+            forward = index.method(cls, "forward")
+            if forward is not None and index.enclosing_class(forward) is cls:
+                yield from self._built_in_forward(ctx, forward)
             init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
             if init is None:
                 continue
             yield from self._init(ctx, cls, init)
+
+    def _built_in_forward(self, ctx, forward: cst.FunctionDef):
+        """`nn.Linear(d, h)(x)` in a module class's `forward`: a torch module with trainable parameters built and
+        called in one expression (`.to(x.device)` between them included). Nothing keeps it, so the model
+        registers no parameter for it and each call draws fresh random weights (pytorch/pytorch#1291).
+        Detect only: the construction belongs in `__init__`."""
+        index = ctx.index
+        for node in walk(forward.body):
+            if not isinstance(node, cst.Call) or not isinstance(node.func, cst.Call):
+                continue
+            ctor = index.ctor_of(node.func)
+            if ctor not in torchapi.PARAMETRIC_MODULES or _affine_off(node.func):
+                continue
+            short = ctor.rsplit(".", 1)[-1]
+            yield ctx.finding(node.func, (
+                f"`{code_of(node.func)}` builds an nn.{short} inside forward and calls it at once: nothing keeps it, "
+                f"so its parameters are not registered (parameters() misses them, the optimizer never updates "
+                f"them) and every call uses fresh random weights; build it in `__init__` as an attribute and call "
+                f"that (detect only)"))
 
     # -- the constructor ---------------------------------------------------
     def _init(self, ctx, cls: cst.ClassDef, init: cst.FunctionDef):
@@ -114,6 +151,7 @@ class UnregisteredSubmodules(Rule):
         filled: dict[str, list] = {}           # attr -> module ctors appended / stored later
         no_fix: dict[str, str] = {}            # attr -> why nn.ModuleList() would not be right for every append
         registered: set[str] = set()
+        param_fills: dict[str, list] = {}      # attr -> how nn.Parameter values are stored later ("key", "append", ...)
         for st in flow.steps:
             node = st.node
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
@@ -125,6 +163,11 @@ class UnregisteredSubmodules(Rule):
                     ctor = self._module_value(flow, node.value, index)
                     if ctor is not None:
                         filled.setdefault(_self_attr(target.value), []).append(ctor)
+                    elif _parameter_call(node.value, index.imports):
+                        key = target.slice[0].slice if len(target.slice) == 1 else None
+                        text_key = isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString,
+                                                                                         cst.FormattedString))
+                        param_fills.setdefault(_self_attr(target.value), []).append("key" if text_key else "other")
             if isinstance(node, cst.AugAssign) and _self_attr(node.target) is not None:
                 for ctor in self._elements(flow, node.value, index) or []:
                     filled.setdefault(_self_attr(node.target), []).append(ctor)
@@ -152,6 +195,9 @@ class UnregisteredSubmodules(Rule):
                 value = node.args[-1].value
                 ctors = [self._module_value(flow, value, index)] if func.attr.value != "extend" else \
                     (self._elements(flow, value, index) or [])
+                if ctors == [None] and func.attr.value == "append" and _parameter_call(value, index.imports):
+                    param_fills.setdefault(attr, []).append("append")
+                    continue
                 if ctors == [None]:
                     grouped = self._elements(flow, value, index)  # `self.x.append([nn.Linear(4, 4), nn.Tanh()])`
                     given = self._given_modules(cls, flow, value, index)
@@ -186,6 +232,8 @@ class UnregisteredSubmodules(Rule):
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
             finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
+            if finding is None and attr not in filled:
+                finding = self._parameters(ctx, cls, attr, nodes[0], param_fills.get(attr, []))
             if finding is not None and not _lookup_table(index, cls, attr, nodes[0]):
                 # (a table of candidates is left alone: the chosen one is registered where it is kept)
                 yield finding
@@ -308,6 +356,50 @@ class UnregisteredSubmodules(Rule):
         fix = ctx.fix("make it a parameter: `nn.Parameter(...)`", [Edit(value, new)], Safety.UNSAFE, contract)
         return ctx.finding(value, message, fix)
 
+    def _parameters(self, ctx, cls, attr: str, node: cst.Assign, fills: list[str]):
+        """`nn.Parameter`s in a plain container: a display or comprehension of them, or an empty `[]` / `{}`
+        filled only with them (`self.w = {}; self.w["w_i"] = nn.Parameter(...)`). `nn.Module.__setattr__`
+        registers a Parameter only when it is the attribute's value itself, so these are missed by
+        `parameters()` exactly like modules in a list (pytorch/pytorch#4631)."""
+        index = ctx.index
+        value = node.value
+        target = f"self.{attr}"
+        is_dict = isinstance(value, (cst.Dict, cst.DictComp))
+        if isinstance(value, (cst.List, cst.Dict)) and not value.elements:
+            if not fills or (is_dict and any(f != "key" for f in fills)) or \
+                    (not is_dict and any(f != "append" for f in fills)):
+                return None
+            how = "filled later with nn.Parameter values"
+        else:
+            elements = self._parameter_elements(value, index.imports)
+            if not elements:
+                return None
+            how = "of nn.Parameter values"
+        if _own_optimizer(cls, target, index.imports):
+            return None  # handed to an optimizer of its own: kept out of parameters() on purpose
+        wrapper = "ParameterDict" if is_dict else "ParameterList"
+        kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
+                cst.DictComp: "dict comprehension"}.get(type(value), "container")
+        message = (f"`{target}` is a plain {kind} {how}: a Parameter is registered only when it is an attribute's "
+                   f"own value, so these are missing from parameters() and state_dict, the optimizer never updates "
+                   f"them and `.to(device)` leaves them behind; use nn.{wrapper}")
+        return ctx.finding(value, message + " (detect only)")
+
+    @staticmethod
+    def _parameter_elements(value, imports) -> bool:
+        if isinstance(value, (cst.List, cst.Tuple)):
+            return bool(value.elements) and all(
+                isinstance(el, cst.Element) and _parameter_call(el.value, imports) for el in value.elements)
+        if isinstance(value, cst.ListComp):
+            return _parameter_call(value.elt, imports)
+        if isinstance(value, cst.Dict):
+            return bool(value.elements) and all(
+                isinstance(el, cst.DictElement) and isinstance(el.key, (cst.SimpleString, cst.FormattedString))
+                and _parameter_call(el.value, imports) for el in value.elements)
+        if isinstance(value, cst.DictComp):
+            return _parameter_call(value.value, imports)
+        return False
+
     def _grad_tensor(self, value, imports) -> cst.BaseExpression | None:
         """The tensor expression without its requires_grad request, when `value` is a factory that asks for it."""
         chain = copy_chain(value, imports)
@@ -330,6 +422,26 @@ class UnregisteredSubmodules(Rule):
 
 
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _affine_off(expr) -> bool:
+    """`nn.LayerNorm(d, elementwise_affine=False)`, `nn.BatchNorm1d(n, affine=False)`: no trainable parameter."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Call):
+        expr = expr.func.value  # `.to(device)` after the constructor
+    return isinstance(expr, cst.Call) and any(
+        a.keyword is not None and a.keyword.value in ("affine", "elementwise_affine") and
+        isinstance(a.value, cst.Name) and a.value.value == "False" for a in expr.args)
+
+
+def _parameter_call(expr, imports) -> bool:
+    """`nn.Parameter(...)` that trains (not `requires_grad=False`)."""
+    if not (isinstance(expr, cst.Call) and
+            qualname(expr.func, imports) in ("torch.nn.Parameter", "torch.nn.parameter.Parameter")):
+        return False
+    rg = kwarg(expr, "requires_grad")
+    if rg is None and len(expr.args) > 1 and expr.args[1].keyword is None:
+        rg = expr.args[1]
+    return rg is None or is_true(rg.value)
 
 
 def _own_optimizer(cls: cst.ClassDef, target: str, imports) -> bool:

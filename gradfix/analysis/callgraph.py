@@ -77,6 +77,25 @@ class CallGraph:
                 return self.index.method(ctor, meth), True
         return None, False
 
+    def loop_sites(self, fn: cst.FunctionDef) -> list:
+        """(caller flow, step, call) for each call of `fn` in the file made inside a loop of its caller. Besides
+        the resolved sites this reads `obj.m(...)` on a name bound to an instance of a class of the file
+        (`actor = Trainer()` then `actor.train_step(...)` in a loop): the flow keeps no class for a plain
+        object, so `sites` leaves that call unresolved."""
+        out = [(flow, st, call) for flow, st, call, _b in self.sites(fn) if st.loops]
+        cls = self.index.enclosing_class(fn)
+        if cls is None or self.index.method(cls, fn.name.value) is not fn:
+            return out
+        seen = {id(call) for _f, _s, call in out}
+        for scope in self.index.scopes():
+            flow = self.index.flow(scope)
+            for st, call in flow.calls:
+                if id(call) in seen or not st.loops or instance_class(flow, call) is not cls or \
+                        call.func.attr.value != fn.name.value:
+                    continue
+                out.append((flow, st, call))
+        return out
+
     # -- facts -------------------------------------------------------------
     def param_grad(self, fn: cst.FunctionDef, name: str) -> bool | None:
         """May parameter `name` of `fn` require grad? True when some call site with grad enabled
@@ -191,6 +210,94 @@ def argument_for(fn: cst.FunctionDef, call: cst.Call, name: str, bound: bool = F
         return None
     i = params.index(name)
     return positional[i].value if i < len(positional) else None
+
+
+def instance_class(flow, call: cst.Call) -> cst.ClassDef | None:
+    """The class of the file whose instance `call` calls a method on: `obj.m(...)` where the binding `obj`
+    reads is a constructor call of that class (`obj = Cls(...)`)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    b = flow.name_binding(func.value)
+    if b is None or not isinstance(b.value, cst.Call) or not isinstance(b.value.func, cst.Name):
+        return None
+    cls = flow.index.classes.get(b.value.func.value)
+    rebound = flow.name_binding(b.value.func)
+    if cls is None or (rebound is not None and rebound.value is not cls):
+        return None
+    return cls
+
+
+def unpacked_tensor(flow, name: cst.Name) -> bool:
+    """`name` reads a binding made by tuple unpacking, `t, w = sampler.sample(n)`, from a call of a function
+    or a method of the file (`obj.m(...)` on an instance of a class of the file) that returns a tuple
+    display on every path whose element at that position is a tensor in the callee's own flow
+    (`return torch.from_numpy(idx).long(), torch.ones(n)`)."""
+    from gradfix.analysis.flow import TENSORISH
+
+    b = flow.name_binding(name)
+    if b is None or b.is_param or not isinstance(b.value, cst.Call) or not (0 <= b.step < len(flow.steps)):
+        return False
+    position = _unpack_position(flow.steps[b.step].node, b)
+    if position is None:
+        return False
+    index = flow.index
+    call = b.value
+    fn = None
+    if isinstance(call.func, cst.Name):
+        fn = index.functions.get(call.func.value)
+        rebound = flow.name_binding(call.func)
+        if rebound is not None and rebound.value is not fn:
+            fn = None
+    else:
+        cls = instance_class(flow, call)
+        fn = index.method(cls, call.func.attr.value) if cls is not None else None
+    if fn is None or fn.decorators or not fn.body.body:
+        return False
+    last = fn.body.body[-1]
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return False  # a path may fall off the end and return None
+    callee = index.flow(fn)
+    returns = []
+    for node in _own_nodes(fn.body):
+        if isinstance(node, (cst.Yield, cst.Await)):
+            return False
+        if isinstance(node, cst.Return):
+            returns.append(node)
+    for ret in returns:
+        value = ret.value
+        if not isinstance(value, cst.Tuple) or position >= len(value.elements) or \
+                any(isinstance(el, cst.StarredElement) for el in value.elements):
+            return False
+        element = value.elements[position].value
+        kind = callee.name_binding(element).kind if isinstance(element, cst.Name) and \
+            callee.name_binding(element) is not None else callee.classify(element)[0]
+        if kind not in TENSORISH:
+            return False
+    return bool(returns)
+
+
+def _unpack_position(node, b) -> int | None:
+    """The position of `b`'s name among the targets of `a, name = value` (None with a starred target)."""
+    if not isinstance(node, cst.Assign) or node.value is not b.value or len(node.targets) != 1:
+        return None
+    target = node.targets[0].target
+    if not isinstance(target, (cst.Tuple, cst.List)) or any(isinstance(e, cst.StarredElement) for e in target.elements):
+        return None
+    for k, el in enumerate(target.elements):
+        if isinstance(el.value, cst.Name) and el.value.value == b.name:
+            return k
+    return None
+
+
+def _own_nodes(node):
+    """The nodes of a function body's own scope (not those of nested functions, lambdas or classes)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        if not isinstance(n, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            stack.extend(n.children)
 
 
 def _has_star(call: cst.Call) -> bool:

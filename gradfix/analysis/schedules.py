@@ -275,3 +275,31 @@ def _period_unit(it: Iteration, expr, depth: int = 0) -> str:
             units = {_period_unit(it, v, depth + 1) for v in values}
             return units.pop() if len(units) == 1 else ("batch" if "batch" in units else "unknown")
     return "unknown"
+
+
+def passed_torch_scheduler(index, fn: cst.FunctionDef, sched: str, opt: str) -> bool:
+    """Every call of `fn` in the file passes, for its parameter `sched`, a name bound to a torch scheduler
+    (not ReduceLROnPlateau) built on the very optimizer binding it passes for its parameter `opt`
+    (`train(..., optimizer, scheduler)` after `scheduler = LambdaLR(optimizer, ...)`): inside `fn` the two
+    parameters are then that scheduler and its optimizer. False when a call cannot tell (no call in the
+    file, a default, `*args`, a value of unknown provenance)."""
+    from gradfix.analysis.callgraph import passed_arguments
+
+    scheds = passed_arguments(index, fn, sched)
+    opts = passed_arguments(index, fn, opt)
+    if not scheds or not opts or len(scheds) != len(opts):
+        return False
+    for (flow, s_arg), (_flow, o_arg) in zip(scheds, opts):
+        if not (isinstance(s_arg, cst.Name) and isinstance(o_arg, cst.Name)):
+            return False
+        b = flow.name_binding(s_arg)
+        opt_b = flow.name_binding(o_arg)
+        if b is None or opt_b is None or b.is_param or not isinstance(b.value, cst.Call):
+            return False
+        ctor = qualname(b.value.func, index.imports)
+        if not is_torch_scheduler(index, ctor) or ctor.rsplit(".", 1)[-1] == "ReduceLROnPlateau":
+            return False
+        built_on = _arg(b.value, 0, "optimizer")
+        if not isinstance(built_on, cst.Name) or flow.name_binding(built_on) is not opt_b:
+            return False
+    return True

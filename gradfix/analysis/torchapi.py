@@ -233,3 +233,12 @@ def is_nn_module_ctor(q: str | None) -> bool:
             and not q.startswith("torch.nn.utils") and last[:1].isupper():
         return not q.startswith("torch.nn.Parameter")
     return q.startswith("torchvision.models.")
+
+# torch.nn modules that create trainable parameters with their default arguments: one built and called in the
+# same expression (`nn.Linear(8, 4)(x)` in `forward`) trains nothing and draws fresh weights on every call.
+PARAMETRIC_MODULES = frozenset("torch.nn." + n for n in (
+    "Linear", "Bilinear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+    "Embedding", "EmbeddingBag", "RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell", "MultiheadAttention",
+    "LayerNorm", "GroupNorm", "BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "PReLU", "TransformerEncoderLayer",
+    "TransformerDecoderLayer", "Transformer",
+))
