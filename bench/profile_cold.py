@@ -108,7 +108,7 @@ def breakdown(engine, files: dict[str, str], kept: list[str]) -> list[tuple[str,
     import libcst as cst
 
     from gradfix.analysis import fileindex, flow as flow_module, tree as tree_module
-    from gradfix.engine import _python_tree
+    from gradfix.parsing import _python_tree
 
     spent: dict[str, float] = {}
     stack: list[float] = []          # time spent in nested timed calls, per open frame

@@ -6,7 +6,7 @@ import libcst as cst
 
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.torchapi import MAYBE_ALIAS_METHODS
-from gradfix.engine import apply_fixes
+from gradfix.rewriting import apply_fixes
 from gradfix.model import Edit, Fix, Safety
 from gradfix.rule import Rule, RuleDocs
 
