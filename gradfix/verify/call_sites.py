@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import source as S
+from .salvage import salvage
 
 
 @dataclass
@@ -81,6 +82,13 @@ class CallSite:
         if self.env_notes:
             at += "; " + "; ".join(self.env_notes)
         return at
+
+    def names(self) -> set[str]:
+        """Every name the arguments, the prelude and the environments read or bind."""
+        nodes = [a for a in self.args + list(self.kwargs.values()) if a is not UNKNOWN]
+        nodes += [v for _n, v in self.prelude] + [getattr(b, "value", None) for b in self.envs]
+        out = {n for _n, _v in self.prelude} | {getattr(b, "name", "") for b in self.envs}
+        return out | {n.id for x in nodes if isinstance(x, ast.AST) for n in ast.walk(x) if isinstance(n, ast.Name)}
 
     def values(self, mod: types.ModuleType) -> tuple[tuple, dict]:
         """The arguments, evaluated afresh: in `mod` for a call of the checked file, else in the other file's
@@ -510,15 +518,23 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             callers.append((f, text))
     out: list[CallSite] = []
     for f, text in callers:
+        part = None  # salvage.Salvaged: the file parsed without its definitions that do not parse
         try:
             other = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except SyntaxError:
+            part = salvage(text)
+            if part is None:
+                continue
+            other = part.tree
+        except (ValueError, RecursionError, MemoryError):
             continue
         summary = summarise(os.path.abspath(f), text, root, other)
         if summary is None:
             continue
         ok = scope = None
         shown = os.path.relpath(f, root).replace(os.sep, "/")
+        if part is not None:
+            shown = f"{shown} ({part.note})"
         ns = None
         for node, fn in _calls(other):
             if not isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -535,7 +551,7 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             ok = ok or S.evaluable(other)
             scope = scope or _env_scope(other, ok)
             site = _site(node, ok, every, fn, envs=scope.at(fn, node.lineno), file=shown)
-            if site is None:
+            if site is None or (part is not None and part.touches(site.names())):
                 continue
             ns = ns or constants_namespace(other)
             site.namespace = ns
