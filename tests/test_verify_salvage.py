@@ -76,6 +76,9 @@ def test_unparseable_definitions_are_dropped_and_the_rest_kept():
     call = next(n for n in ast.walk(part.tree) if isinstance(n, ast.Call) and ast.unparse(n.func) == "models.Head")
     assert call.lineno == 1 + dedent(TRAIN).splitlines().index("    model = models.Head(WIDTH, classes=3)")
     assert part.touches({"batches"}) and part.touches({"teacher"}) and not part.touches({"WIDTH"})
+    # through the module-level statements that bind a name: `SIZE = teacher * 2` reads a word of the dropped text
+    indirect = salvage(dedent(TRAIN).replace("WIDTH = 6", "teacher = 3\nSIZE = teacher * 2"))
+    assert indirect.touches({"SIZE"}) and not indirect.touches({"evaluate"})
 
 
 @pytest.mark.parametrize("text", [

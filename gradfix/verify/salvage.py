@@ -10,8 +10,9 @@ runs; the statements kept compute what they compute in the file, unless they rea
 body, once called, rebinds or mutates a module name. So salvage refuses (None) when an error is not inside a
 top-level definition (a module-level Python 2 statement), when more than MAX_DROPPED definitions fail, or when a
 dropped definition's name is bound elsewhere in the file; and `Salvaged.touches` lets the caller reject a call
-whose arguments read any identifier written anywhere in the dropped text (a word-level over-approximation:
-strings and comments included), so no argument can depend on what was left out.
+whose arguments read, directly or through the module-level statements that bind them, any identifier written
+anywhere in the dropped text (a word-level over-approximation: strings and comments included), so no argument can
+depend on what was left out.
 """
 
 from __future__ import annotations
@@ -32,7 +33,18 @@ class Salvaged:
     words: frozenset  # every identifier-like word of the dropped text
 
     def touches(self, names: set[str]) -> bool:
-        return bool(set(names) & self.words)
+        """Whether the dropped text mentions any of `names`, or a name the module-level statements binding them
+        read, in turn (`Y = X * 2` when a dropped body may rebind `X`)."""
+        seen, todo = set(), set(names)
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            for st in self.tree.body:
+                if name in {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}:
+                    todo |= {n.id for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        return bool(seen & self.words)
 
     @property
     def note(self) -> str:
