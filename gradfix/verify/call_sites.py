@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from . import source as S
+from .salvage import salvage
 
 
 @dataclass
@@ -66,6 +67,11 @@ class CallSite:
 
     function: str | None = None  # the function the call is in, when the prelude comes from it
     defaults: frozenset = frozenset()  # names of the prelude that are parameters of that function, at their defaults
+    raw: list = field(default_factory=list)  # the call's argument nodes as written (UNKNOWN ones included)
+    raw_kw: dict = field(default_factory=dict)
+    scope: Any = None  # the function node the call is in (None: module level)
+    tree: Any = None  # the parsed file the call is in, and its path (forwarded.py follows a chain from there)
+    path: str | None = None
 
     @property
     def place(self) -> str:
@@ -81,6 +87,13 @@ class CallSite:
         if self.env_notes:
             at += "; " + "; ".join(self.env_notes)
         return at
+
+    def names(self) -> set[str]:
+        """Every name the arguments, the prelude and the environments read or bind."""
+        nodes = [a for a in self.args + list(self.kwargs.values()) if a is not UNKNOWN]
+        nodes += [v for _n, v in self.prelude] + [getattr(b, "value", None) for b in self.envs]
+        out = {n for _n, _v in self.prelude} | {getattr(b, "name", "") for b in self.envs}
+        return out | {n.id for x in nodes if isinstance(x, ast.AST) for n in ast.walk(x) if isinstance(n, ast.Name)}
 
     def values(self, mod: types.ModuleType) -> tuple[tuple, dict]:
         """The arguments, evaluated afresh: in `mod` for a call of the checked file, else in the other file's
@@ -144,6 +157,7 @@ def call_sites(tree: ast.Module, name: str, every: bool = True) -> list[CallSite
                                               keywords=keywords), node)
         site = _site(node, ok, every, fn, envs=envs.at(fn, node.lineno))
         if site is not None:
+            site.tree = tree
             if alias != name:  # shown as the call it amounts to, then the alias: "`Net(3, hidden=4)` via `make = ...`"
                 via = f"{alias} = {ast.unparse(bound) if bound is not None else name}"
                 site.text = f"{_text(node)}` via `{_short(via, 60)}"
@@ -335,7 +349,8 @@ def _site(node: ast.Call, ok, every: bool, fn=None, envs: dict | None = None, **
         kw["envs"] = needed(envs, made)
     defaults = frozenset(n for n, _v in params) & frozenset(n for n, _v in pre)
     return CallSite(node.lineno, _text(node), args, kwargs, prelude=pre, function=getattr(fn, "name", None),
-                    defaults=defaults, **kw)
+                    defaults=defaults, raw=list(node.args), raw_kw={k.arg: k.value for k in node.keywords},
+                    scope=fn, **kw)
 
 
 def _needed(pre: list, used: set[str]) -> list:
@@ -511,15 +526,23 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             callers.append((f, text))
     out: list[CallSite] = []
     for f, text in callers:
+        part = None  # salvage.Salvaged: the file parsed without its definitions that do not parse
         try:
             other = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        except SyntaxError:
+            part = salvage(text)
+            if part is None:
+                continue
+            other = part.tree
+        except (ValueError, RecursionError, MemoryError):
             continue
         summary = summarise(os.path.abspath(f), text, root, other)
         if summary is None:
             continue
         ok = scope = None
         shown = os.path.relpath(f, root).replace(os.sep, "/")
+        if part is not None:
+            shown = f"{shown} ({part.note})"
         ns = None
         for node, fn in _calls(other):
             if not isinstance(node.func, (ast.Name, ast.Attribute)):
@@ -536,10 +559,10 @@ def project_sites(path: str, tree: ast.Module, name: str, root: str, source: str
             ok = ok or S.evaluable(other)
             scope = scope or _env_scope(other, ok)
             site = _site(node, ok, every, fn, envs=scope.at(fn, node.lineno), file=shown)
-            if site is None:
+            if site is None or (part is not None and part.touches(site.names())):
                 continue
             ns = ns or constants_namespace(other)
-            site.namespace = ns
+            site.namespace, site.tree, site.path = ns, other, os.path.abspath(f)
             out.append(site)
     out.sort(key=lambda c: (c.file or "", c.line))
     return out
@@ -737,12 +760,18 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
     found_values: tuple[dict, CallSite | None] | None = ({}, None) if not read else None
     env_reasons: list[str] = []
     if found_values is None:
+        from .forwarded import forwarded_values
+
         sites = call_sites(tree, cls.name, every=False)
+        for site in sites:
+            site.path = path
         if path and root:
             sites = sites + project_sites(path, tree, cls.name, root, every=False)
         for site in sites:
             try:
                 values = site.bound(sig, read, mod)
+                if values is None and (chain := forwarded_values(site, sig, read, mod, root)) is not None:
+                    values, site = chain  # `Worker(i, env)` in A3CAgent.__init__, A3CAgent built by the script
             except EnvUnavailable as e:  # the call passes an environment the verifier cannot make: say why
                 if str(e) not in env_reasons:
                     env_reasons.append(str(e))

@@ -43,6 +43,7 @@ class Ctx:
     _instrumented: dict = field(default_factory=dict)  # tag -> the stripped tree with coverage markers
     built_from: dict = field(default_factory=dict)  # unit -> call_sites.CallSite its constructor arguments came from
     config_plans: dict = field(default_factory=dict)  # unit -> configs.Plan its constructor arguments came from
+    observed: dict = field(default_factory=dict)  # unit -> observed.Observed: arguments recorded in its holder
     input_notes: dict = field(default_factory=dict)  # unit -> what its synthesised input is (a batch dict)
     notes: list = field(default_factory=list)  # sentences a definitive verdict's detail ends with (call_sites.py)
 

@@ -216,8 +216,10 @@ def _build(ctx: Ctx, name: str, mod: types.ModuleType) -> tuple[Any, tuple | Non
                     args, kwargs = (), _config_args(ctx, name, obj, mod, req, u)
                 except Untestable as none:
                     got = _block_args(ctx, name, obj, mod, 0)  # built by its enclosing module (enclosing.py)
-                    if got is None:
-                        raise none from None
+                    if got is None:  # recorded while its enclosing module is built (observed.py)
+                        from .observed import observed_build_args
+
+                        got = observed_build_args(ctx, name, obj, mod, none, _holder_args)
                     args, kwargs = got
             with seeded(SEED_BUILD):
                 return obj(*args, **kwargs), None
@@ -267,26 +269,33 @@ def _config_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, req: lis
         return plan.kwargs(mod)
 
 
+def _holder_args(ctx: Ctx, mod: types.ModuleType, holder: str, holder_cls: type,
+                 depth: int = 0) -> tuple[tuple, dict] | None:
+    """The constructor arguments of an enclosing module: none needed, a call site, a configuration, or its own
+    enclosing module's (at most enclosing.MAX_DEPTH levels); None when it is not buildable."""
+    from .enclosing import MAX_DEPTH
+
+    if not issubclass(holder_cls, nn.Module):
+        return None
+    req = required_params(holder_cls.__init__, skip_first=True)
+    if not req:
+        return (), {}
+    try:
+        return _call_site_args(ctx, holder, holder_cls, mod, req)
+    except Untestable as u:
+        try:
+            return (), _config_args(ctx, holder, holder_cls, mod, req, u)
+        except Untestable:
+            return _block_args(ctx, holder, holder_cls, mod, depth + 1) if depth + 1 < MAX_DEPTH else None
+
+
 def _block_args(ctx: Ctx, name: str, cls: type, mod: types.ModuleType, depth: int) -> tuple[tuple, dict] | None:
     """The arguments the enclosing module's constructor passes `name`, that module built from a call site, a
     configuration, or its own enclosing module (enclosing.py); None when none is buildable."""
-    from .enclosing import MAX_DEPTH, block_args
+    from .enclosing import block_args
 
-    def holder_args(holder: str, holder_cls: type) -> tuple[tuple, dict] | None:
-        if not issubclass(holder_cls, nn.Module):
-            return None
-        req = required_params(holder_cls.__init__, skip_first=True)
-        if not req:
-            return (), {}
-        try:
-            return _call_site_args(ctx, holder, holder_cls, mod, req)
-        except Untestable as u:
-            try:
-                return (), _config_args(ctx, holder, holder_cls, mod, req, u)
-            except Untestable:
-                return _block_args(ctx, holder, holder_cls, mod, depth + 1) if depth + 1 < MAX_DEPTH else None
-
-    got = block_args(ctx.analysis.old_tree, name, cls, mod, holder_args)
+    got = block_args(ctx.analysis.old_tree, name, cls, mod,
+                     lambda holder, holder_cls: _holder_args(ctx, mod, holder, holder_cls, depth))
     if got is None:
         return None
     args, kwargs, enc = got

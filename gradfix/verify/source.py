@@ -300,13 +300,21 @@ def _is_type_expr(n: ast.AST, imported: set[str]) -> bool:
     return False
 
 
-def _is_type_factory(stmt: ast.stmt, imported: set[str], typing_names: set[str]) -> bool:
-    """`EncoderOut = NamedTuple("EncoderOut", [("out", Tensor), ...])`: a class made from a name and type
-    expressions; making it runs no code of the project's."""
+def _is_type_factory(stmt: ast.stmt, imported: set[str], typing_names: set[str],
+                     typing_modules: frozenset | set = frozenset()) -> bool:
+    """`EncoderOut = NamedTuple("EncoderOut", [("out", Tensor), ...])`, or `collections.namedtuple("Spec",
+    ["size", "stride"])` after a plain `import collections`: a class made from a name and type expressions; making
+    it runs no code of the project's."""
     if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
         return False
     call = stmt.value
-    return (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id in typing_names
+    if not isinstance(call, ast.Call):
+        return False
+    f = call.func
+    named = (isinstance(f, ast.Name) and f.id in typing_names) or (
+        isinstance(f, ast.Attribute) and f.attr in TYPE_FACTORIES and isinstance(f.value, ast.Name)
+        and f.value.id in typing_modules)
+    return (named
             and all(not isinstance(a, ast.Starred) and _is_type_expr(a, imported) for a in call.args)
             and all(k.arg is not None and _is_type_expr(k.value, imported) for k in call.keywords))
 
@@ -377,10 +385,14 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
     modules: set[str] = set()
     imported: set[str] = set()
     typing_names: set[str] = set()  # names imported from typing / collections (`NamedTuple`, `namedtuple`)
+    typing_modules: set[str] = set()  # `import collections` / `import typing`, bound once: `collections.namedtuple`
     torch_plain = _binds_torch_plainly(tree)
     for stmt in tree.body:
         if isinstance(stmt, ast.ImportFrom) and stmt.module in TYPE_FACTORY_MODULES:
             typing_names |= {a.asname or a.name for a in stmt.names if a.name in TYPE_FACTORIES}
+        if isinstance(stmt, ast.Import):
+            typing_modules |= {a.asname or a.name for a in stmt.names
+                               if a.name in TYPE_FACTORY_MODULES and bound.get(a.asname or a.name) == 1}
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try)):
             imported |= {n for s in ast.walk(stmt) if isinstance(s, (ast.Import, ast.ImportFrom))
                          for n in _assigned_names(s)}
@@ -401,7 +413,8 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
                 and torch_plain and _is_device_value(
                     stmt.value, lambda n: _is_computed_constant(n, consts, modules, bound, pure)):
             names = sorted(_assigned_names(stmt))  # a device built from the file's flags (`_is_device_value`)
-        if names is None and (_is_import_fallback(stmt, imported) or _is_type_factory(stmt, imported, typing_names)):
+        if names is None and (_is_import_fallback(stmt, imported)
+                              or _is_type_factory(stmt, imported, typing_names, typing_modules)):
             names = sorted(_assigned_names(stmt))
         if names is not None:
             computed.append(stmt)
