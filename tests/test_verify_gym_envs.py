@@ -1,4 +1,4 @@
-"""Networks an RL agent builds in `__init__` from the environment its caller makes (call_sites.held_build with
+"""Networks an RL agent builds in `__init__` from the environment its caller makes (held_builds.held_build with
 gym_envs.py): `Learner(env, lr)` after `env = gym.make("Grid-v1")`, the attributes `__init__` sets from it
 (`self.n_in = env.observation_space.shape[0]`) read by the build, keyword arguments over the environment's spaces, a
 retired version made as its successor, and the reasons given when no environment can be made.
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gradfix.verify import VerifyRequest
-from gradfix.verify.call_sites import _self_attrs
+from gradfix.verify.held_builds import _self_attrs
 from gradfix.verify.gym_envs import EnvScope, env_names, needed
 from gradfix.verify.source import evaluable
 

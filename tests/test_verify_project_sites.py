@@ -285,3 +285,16 @@ def test_network_built_from_the_agents_constructor_call(more):
     assert nocall.verdict == "untestable", nocall
     assert "`q` is built in Agent.__init__ from its parameter(s) actions, dims, hooked, lr, and no call of Agent" \
            in nocall.detail, nocall
+
+
+def test_call_site_names_include_the_enclosing_functions_constants():
+    """`CallSite.names()` (what a salvaged file's dropped text must not bind): the arguments' names, and the
+    names of the enclosing function's constants the arguments read, which it binds itself."""
+    import ast
+
+    from gradfix.verify.call_sites import CallSite
+
+    call = ast.parse("Net(width, depth=d)").body[0].value
+    site = CallSite(line=3, text="Net(width, depth=d)", args=call.args, kwargs={k.arg: k.value for k in call.keywords},
+                    prelude=[("width", ast.parse("base * 2").body[0].value)])
+    assert site.names() == {"width", "d", "base"}

@@ -427,7 +427,7 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     leaves = make_leaves(inputs, ctx.dtype)
     lines = setup.splitlines()
     built = lines[0]
-    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (call_sites.py)
+    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (held_builds.py)
         built = f"{_ns['__gf_prior_build']}` then `{built}"
     passed = f"{recv} = "
     if len(lines) > 1 and lines[-1].startswith(passed) and lines[-1][len(passed):].isidentifier():

@@ -46,15 +46,15 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
     ns = mod.__dict__
     ns["__gf_loss"] = lambda *outs: projected_loss(flatten(outs))
     with seeded(SEED_BUILD):
-        from .call_sites import converted_first, prior_build, reads
+        from .held_builds import converted_first, prior_build, reads
 
         base = converted_first(setup) or model_name  # `model = model.to(DEVICE)` then `net = model`: model's build
-        if base not in ns:  # `model = model.to(DEVICE)`: first the file's own build of it (call_sites.py)
+        if base not in ns:  # `model = model.to(DEVICE)`: first the file's own build of it (held_builds.py)
             pre = prior_build(ctx.analysis.old_tree, base) if reads(setup, base) else None
             if pre is not None:
                 exec(compile(pre, "<setup>", "exec"), ns)
                 ns["__gf_prior_build"] = pre
-        from .call_sites import function_build, held_build  # built in __init__ or main() from their names
+        from .held_builds import function_build, held_build  # built in __init__ or main() from their names
 
         held = held_build(ctx.analysis.old_tree, setup, model_name, mod, ctx.req.path, ctx.req.project_root)
         inner = None if held is not None else function_build(ctx.analysis.old_tree, setup, mod)

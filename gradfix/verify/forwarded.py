@@ -1,6 +1,6 @@
 """A holder's constructor argument forwarded from another holder's constructor: the A3C chain.
 
-call_sites.held_build builds a network the way a plain object's `__init__` builds it (`self.local_network =
+held_builds.held_build builds a network the way a plain object's `__init__` builds it (`self.local_network =
 TwoHeadNetwork(self.obs_dim, self.action_dim)` in `Worker.__init__(self, id, env, ...)`), with the parameters taken
 from a call of that holder. In A3C code the only call of the worker is in the agent's own constructor, which passes
 its parameter on (`A3CAgent.__init__(self, env, ...)`: `self.workers = [Worker(i, env, ...) for i in ...]`), and the
