@@ -43,7 +43,8 @@ from .coverage import Hits, changed_statements, run_by_snippet
 from .units import combine, plan_units
 from .hazards import FD_TOL, fd_discrepancy
 from .inputs import make_leaves
-from .module_check import _build, infer_unit_input, module_check
+from .module_check import module_check
+from .unit_build import _build, infer_unit_input
 
 
 # --------------------------------------------------------------------------- contracts

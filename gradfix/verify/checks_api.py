@@ -26,7 +26,7 @@ from .runtime import (
 from .context import Ctx, fixture_hint
 from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, make_leaves, required_params
 from .checks import check_equal
-from .module_check import _build, infer_unit_input
+from .unit_build import _build, infer_unit_input
 from .units import combine, plan_units
 from .checks_expr import TOL_F32, _default_dtype, _quiet
 
