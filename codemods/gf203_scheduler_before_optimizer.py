@@ -50,7 +50,13 @@ class SchedulerBeforeOptimizer(Rule):
             "when nothing calls the function); and a loop whose backward runs in an inner loop (once per network "
             "of an ensemble, per micro-batch) with the optimizer stepped once after that inner loop, when the "
             "pass steps a torch scheduler on it first (reported without a fix; left alone under a test of the "
-            "loop's variables other than `i == 0` / `i % k == 0`, such as `if rnd > 0:`). An epoch-start step inside a branch counts too (`else: "
+            "loop's variables other than `i == 0` / `i % k == 0`, such as `if rnd > 0:`); and an epoch loop that steps a "
+            "torch scheduler on a line of its own before its batch loop, whose body calls a function of the file with "
+            "no loop that steps, unconditionally, the optimizer the scheduler is built on (a module-level one it reads "
+            "and the caller does not rebind, or the one it is given): `for ep in ...: sched.step(); for b in loader: "
+            "train_sample(b)` (reported without a fix; left alone when the caller binds a local optimizer of the same "
+            "name, when a statement before the epoch loop calls the helper, a warm-up that steps first, and when "
+            "the epoch loop names the optimizer outside the batch loop). An epoch-start step inside a branch counts too (`else: "
             "scheduler.step()` after `if isinstance(scheduler, ReduceLROnPlateau):`, `if args.flag:`), as long as "
             "no condition on its way reads the epoch. `ReduceLROnPlateau`, `scheduler.step(value)`, a scheduler in "
             "a branch exclusive with the optimizer step (`if`/`else`), and an epoch-start step under a condition on "
@@ -142,6 +148,7 @@ class SchedulerBeforeOptimizer(Rule):
         yield from self._before_inner_loop_step(ctx, seen)
         yield from self._function_start(ctx, seen)
         yield from self._before_training_helper(ctx, seen)
+        yield from self._before_batch_helper(ctx, seen)
 
     def _before_inner_loop_step(self, ctx, seen: set[int]):
         """`for x in batches: sched.step(); for net in nets: loss.backward()` then `opt.step()` after that inner
@@ -227,6 +234,54 @@ class SchedulerBeforeOptimizer(Rule):
                     f"`{opt}`: the first value of the schedule is skipped and every later epoch uses the next one "
                     f"(PyTorch warns: call optimizer.step() before lr_scheduler.step())"), None)
 
+    def _before_batch_helper(self, ctx, seen: set[int]):
+        """`for epoch in ...: sched.step(); for batch in loader: train_sample(batch)`, where `train_sample` is a
+        function of the file with no loop of its own that unconditionally steps the optimizer (a module-level
+        one it reads, or the one it is given): the epoch loop steps the schedule before the batch loop's first
+        update. Reported without a fix (where the epoch ends is the caller's business)."""
+        index = ctx.index
+        for it in iterations(index):
+            step = it.step_event()
+            fn = it.scope
+            if it.backward is None or step is None or step.path or step.nested or it.loop is not None or \
+                    not isinstance(fn, cst.FunctionDef) or index.functions.get(fn.name.value) is not fn or \
+                    not step.recv:
+                continue
+            params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
+            given = step.recv in params
+            if not given and ("." in step.recv or any(b.name == step.recv for b in it.flow.bindings)):
+                continue  # an attribute or a local optimizer: not shown to be the caller's
+            for flow, st, call, bound in index.callgraph.sites(fn) or ():
+                arg = argument_for(fn, call, step.recv, bound) if given else None
+                opt = (dotted(arg) if arg is not None else None) if given else step.recv
+                if opt is None or (not given and any(b.name == opt for b in flow.bindings)):
+                    continue  # the caller's name is a local of its own, not the module's optimizer
+                batch = self._enclosing_loop(index, call)
+                epoch = index.parents.get(index.parents.get(batch)) if batch is not None else None
+                if not isinstance(epoch, (cst.For, cst.While)) or not any(s is batch for s in _body(epoch)):
+                    continue
+                if not self._only_trained_in(index, flow, epoch, batch, opt) or \
+                        self._called_before(index, flow, epoch, fn.name.value):
+                    continue
+                sched = self._stepped_before(index, flow, epoch, call, opt, fn.name.value, line=batch)
+                if sched is None or id(sched) in seen:
+                    continue
+                seen.add(id(sched))
+                yield ctx.finding(sched, (
+                    f"`{index.code(sched.func.value)}.step()` runs at the start of each epoch, before the batch "
+                    f"loop's `{fn.name.value}(...)` steps `{opt}`: the first value of the schedule is skipped and "
+                    f"every later epoch uses the next one (PyTorch warns: call optimizer.step() before "
+                    f"lr_scheduler.step())"), None)
+
+    @staticmethod
+    def _called_before(index, flow, loop, helper: str) -> bool:
+        """A statement before `loop` in its scope calls `helper` (a warm-up pass steps the optimizer first),
+        or `loop` is not a statement of its scope's body (what runs before it is not read)."""
+        scope = flow.scope
+        stmts = _body(scope) if isinstance(scope, (cst.FunctionDef, cst.Module)) else []
+        k = next((i for i, s in enumerate(stmts) if s is loop), None)
+        return k is None or any(f"{helper}(" in index.code(s) for s in stmts[:k])
+
     @staticmethod
     def _enclosing_loop(index, call):
         """The loop whose body holds the statement line of `call` directly."""
@@ -283,12 +338,12 @@ class SchedulerBeforeOptimizer(Rule):
         return True
 
     @staticmethod
-    def _stepped_before(index, flow, loop, call, opt: str, helper: str):
+    def _stepped_before(index, flow, loop, call, opt: str, helper: str, line=None):
         """The `sched.step()` call that a top-level line of `loop`'s body (or of the branch `loop`) makes before
-        the line calling the helper, where `sched` is bound only to a torch scheduler (not ReduceLROnPlateau) built on `opt`; no
+        the line calling the helper (or `line`, a statement of the body holding the call), where `sched` is bound only to a torch scheduler (not ReduceLROnPlateau) built on `opt`; no
         optimizer step, no other call of the helper and no line that leaves the pass may come between."""
         body = _body(loop)
-        line = index.enclosing(call, (cst.SimpleStatementLine,))
+        line = line or index.enclosing(call, (cst.SimpleStatementLine,))
         k = next(i for i, s in enumerate(body) if s is line)
         found = None
         for stmt in body[:k]:

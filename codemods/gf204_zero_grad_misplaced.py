@@ -8,7 +8,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.expressions import code_of
+from gradfix.analysis.expressions import code_of, function_ops
 from gradfix.analysis.flow import Kind
 from gradfix.analysis.names import qualname
 from gradfix.analysis.tree import children, walk
@@ -62,7 +62,12 @@ class ZeroGradMisplaced(Rule):
             "(after the step, or before the forward pass): it clears the accumulated gradients before the step "
             "uses them. Two more accumulation shapes: a zero_grad inside an inner (micro-batch) loop whose every "
             "pass runs backward(), when the step comes after that loop (each pass wipes the passes before it), unless "
-            "the epoch loop reads or writes `.grad` (per-task gradients combined by hand); and a zero_grad at the "
+            "the epoch loop reads or writes `.grad` (per-task gradients combined by hand), also split between methods: "
+            "a method whose first statements clear `self.opt` and whose body runs backward() without a step, called "
+            "by a loop of the file on an instance of its class (`trainer = Trainer()`; `for mb in micro: "
+            "trainer.forward_backward(mb)`) when the statement right after that loop is the call of a sibling "
+            "method that steps `self.opt` (`trainer.optim_step()`); left alone when the loop steps itself, or the "
+            "receiver is not shown to be that class; and a zero_grad at the "
             "start of the epoch loop when the batch loop steps under a single window test (`(i + 1) % k == 0`, "
             "`ni - last_step >= accumulate`) with its own clear after the step and nothing steps the remainder "
             "after the batch loop: it discards the batches after the epoch's last full window (a test joined with "
@@ -88,7 +93,7 @@ class ZeroGradMisplaced(Rule):
             "Offered when the call stands alone on its line in the block of the forward pass; otherwise reported "
             "without a fix. The accumulation case is detect only: moving the clear inside the condition is the "
             "fix, but the train-loop check's canonical order keeps an unconditional zero_grad, so it cannot "
-            "confirm it yet. The micro-batch and epoch-start cases are detect only too."
+            "confirm it yet. The micro-batch (also split between methods) and epoch-start cases are detect only too."
         ),
         fix_safety="Unsafe: the updates go from zero to the real gradient step, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
@@ -117,6 +122,16 @@ class ZeroGradMisplaced(Rule):
                                f"passes before it, so the step sees the last micro-batch's gradient alone; clear "
                                f"them once before the inner loop (or after the step)")
                     yield ctx.finding(z.node, message, None)
+            if b is not None and step is None and it.loop is None:
+                for z, loop, stepper in _cleared_per_method_call(it, b):
+                    if id(z.node) in seen:
+                        continue
+                    seen.add(id(z.node))
+                    yield ctx.finding(z.node, (
+                        f"`{z.recv}.zero_grad()` runs on every call of `{it.scope.name.value}()`, which the loop on "
+                        f"line {ctx.index.position(loop).start.line} calls once per pass, while `{stepper}()` steps only after "
+                        f"that loop: each call clears the gradients of the calls before it, so the step sees the "
+                        f"last call's gradient alone; clear them once before the loop (or after the step)"), None)
             if b is None or step is None:
                 continue
             for z, test in _epoch_start_drops_tail(it, b, step):
@@ -285,6 +300,74 @@ def _scratch_loss(it, b, step) -> bool:
                                    cst.Comma, cst.LeftSquareBracket, cst.RightSquareBracket)):
             return False
     return not any(names & {n.value for n in walk(opt.value) if isinstance(n, cst.Name)} for opt in opts)
+
+
+def _cleared_per_method_call(it, b):
+    """`def forward_backward(self, mb): self.opt.zero_grad(); ...; loss.backward()` (no step) and a sibling
+    method that steps the same optimizer (`def optim_step(self): self.opt.step()`), with a loop of the file
+    that calls `trainer.forward_backward(...)` on every pass, `trainer` bound only to an instance of the class,
+    and `trainer.optim_step()` the statement right after the loop: (clear, loop, `trainer.optim_step`)."""
+    index, fn = it.index, it.scope
+    cls = index.enclosing_class(fn) if isinstance(fn, cst.FunctionDef) else None
+    if cls is None or index.method(cls, fn.name.value) is not fn:
+        return []
+    z = next((e for e in it.events if e.op == "zero_grad" and e.order < b.order), None)
+    if z is None or z.path or z.nested or not (z.recv or "").startswith("self.") or \
+            any(e.op in ("step", "opaque", "helper") for e in it.events):
+        return []
+    steppers = [m for m in cls.body.body if isinstance(m, cst.FunctionDef) and m is not fn and
+                re.search(rf"(?<![\w.]){re.escape(z.recv)}\.step\(", code_of(m)) and
+                not ({"backward", "zero_grad"} & function_ops(index, m))]
+    out = []
+    for stepper in steppers:
+        for loop in walk(index.module):
+            if not isinstance(loop, (cst.For, cst.While)):
+                continue
+            scope = index.enclosing(loop, (cst.FunctionDef,)) or index.module
+            flow = index.flow(scope)
+            block = index.parents.get(loop)
+            body = getattr(block, "body", None)
+            if not isinstance(body, (list, tuple)) or not any(s is loop for s in body):
+                continue
+            k = next(i for i, s in enumerate(body) if s is loop)
+            nxt = body[k + 1] if k + 1 < len(body) else None
+            for stmt in _body_lines(loop):
+                call = _method_call(stmt, fn.name.value)
+                recv = call.func.value.value if call is not None else None
+                if recv is None or not _instance_of(index, flow, recv, cls.name.value):
+                    continue
+                if ".step(" in code_of(loop.body) or f"{recv}.{stepper.name.value}(" in code_of(loop.body):
+                    continue
+                after = _method_call(nxt, stepper.name.value) if nxt is not None else None
+                if after is not None and after.func.value.value == recv:
+                    out.append((z, loop, f"{recv}.{stepper.name.value}"))
+                    break
+    return out
+
+
+def _body_lines(loop) -> list:
+    body = loop.body.body if isinstance(loop.body, cst.IndentedBlock) else []
+    return [s for s in body if isinstance(s, cst.SimpleStatementLine)]
+
+
+def _method_call(stmt, name: str):
+    """The call `X.name(...)` that the one-statement line `stmt` makes (as an expression or an assigned value),
+    with `X` a plain name."""
+    if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+        return None
+    small = stmt.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and \
+            value.func.attr.value == name and isinstance(value.func.value, cst.Name):
+        return value
+    return None
+
+
+def _instance_of(index, flow, name: str, cls: str) -> bool:
+    """Every binding of `name` the scope sees is a call of the class `cls` (`trainer = RLTrainer()`)."""
+    bs = flow.visible_bindings(name)
+    return bool(bs) and all(isinstance(b.value, cst.Call) and isinstance(b.value.func, cst.Name)
+                            and b.value.func.value == cls for b in bs)
 
 
 def _per_micro_batch(it, b):

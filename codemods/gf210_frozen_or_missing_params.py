@@ -8,6 +8,7 @@ import re
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import elements_passed_for
 from gradfix.analysis.flow import TENSORISH, Kind
 from gradfix.analysis.expressions import _walk, code_of
 from gradfix.analysis.iteration import iterations, locator
@@ -54,8 +55,11 @@ class FrozenOrMissingParams(Rule):
             "optimizer was built from `model.parameters()`, with no rebuilt optimizer or `add_param_group` afterwards; "
             "(5) `X.requires_grad = False` where `X` is shown to be an nn.Module (a name bound to a module, a "
             "submodule built in `__init__`, `self.model.head` through a model class of the file, a torchvision "
-            "model's `fc`/`layer1`/`features`/...): it sets a plain attribute and the parameters keep training (left "
-            "alone: tensors and parameters, attributes of unknown kind, and classes of the file that keep their own "
+            "model's `fc`/`layer1`/`features`/..., the variable of a `for m in mods:` loop over a parameter when every "
+            "call of the file passes a list or tuple display whose elements are all shown to be modules, "
+            "`freeze([net.encoder])`): it sets a plain attribute and the parameters keep training (left "
+            "alone: tensors and parameters, attributes of unknown kind, a loop over a list some call passes by name or with "
+            "an element not shown to be a module, and classes of the file that keep their own "
             "`requires_grad` attribute); (6) a freeze (`m.requires_grad_(False)`, a `p.requires_grad = False` loop) "
             "inside the training loop between `backward()` and the step, of parameters the stepping optimizer "
             "holds (the model itself, a submodule, or a module passed to its constructor): the step right after "
@@ -300,7 +304,7 @@ _TORCHVISION_SUBMODULES = frozenset({"fc", "conv1", "bn1", "layer1", "layer2", "
 _TENSOR_CTORS = frozenset({"Parameter", "UninitializedParameter", "Buffer", "UninitializedBuffer"})
 
 
-def _module_ctor(index, flow, expr) -> str | None:
+def _module_ctor(index, flow, expr, depth: int = 0) -> str | None:
     """The module constructor of `expr` when it is shown to be an nn.Module (not a parameter or tensor):
     `net` bound to `nn.Linear(...)`, `self.head` built in `__init__`, `self.model.outc` through a model
     class of the file, `model.fc` of a torchvision model. None when not shown."""
@@ -308,6 +312,10 @@ def _module_ctor(index, flow, expr) -> str | None:
     if isinstance(expr, cst.Name):
         ctors = {b.ctor for b in flow.visible_bindings(expr.value) if b.kind is Kind.MODULE}
         ctor = ctors.pop() if len(ctors) == 1 else None
+        passed = elements_passed_for(index, flow, expr) if ctor is None and not ctors and depth == 0 else None
+        if passed:  # a loop variable over a list argument: every element every call passes is a module
+            found = [_module_ctor(index, caller, el, depth + 1) for caller, el in passed]
+            ctor = found[0] if all(found) else None
     elif isinstance(expr, cst.Attribute):
         if isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = index.enclosing_class(flow.scope) if flow.function is not None else None
@@ -317,7 +325,7 @@ def _module_ctor(index, flow, expr) -> str | None:
                 ctors = {b.ctor for b in flow.visible_bindings(f"self.{expr.attr.value}") if b.kind is Kind.MODULE}
                 ctor = ctors.pop() if len(ctors) == 1 else None
         else:
-            owner = _module_ctor(index, flow, expr.value)
+            owner = _module_ctor(index, flow, expr.value, depth)
             if owner in index.module_classes:
                 ctor = index.submodules.get(owner, {}).get(expr.attr.value)
             elif owner is not None and owner.startswith("torchvision.models.") and \

@@ -376,3 +376,33 @@ def init_arguments(index, cls_name: str, name: str) -> list | None:
                     return None
                 out.append((caller, arg))
     return out or None
+
+
+def elements_passed_for(index, flow, name: cst.Name) -> list | None:
+    """`def freeze(modules): for m in modules: m...` with every call of the file passing a list or tuple
+    display (`freeze([net.encoder, net.neck])`): (caller flow, element) for each element of each call, read
+    at `name`, a use of the loop variable. None when `name` is not the target of a `for` over a parameter of
+    its function (not rebound there), the loop variable is bound anywhere else in the function, or a call
+    passes anything but a display of plain elements (a name, a starred element, a default)."""
+    fn = flow.scope
+    if not isinstance(fn, cst.FunctionDef):
+        return None
+    loop = index.parents.get(name)
+    while loop is not None and loop is not fn and not (
+            isinstance(loop, cst.For) and isinstance(loop.target, cst.Name) and loop.target.value == name.value):
+        loop = index.parents.get(loop)
+    if not isinstance(loop, cst.For) or not isinstance(loop.iter, cst.Name):
+        return None
+    source = flow.name_binding(loop.iter)
+    if source is None or not source.is_param or sum(b.name == name.value for b in flow.bindings) != 1:
+        return None
+    passed = passed_arguments(index, fn, loop.iter.value)
+    if not passed:
+        return None
+    out = []
+    for caller, arg in passed:
+        if not isinstance(arg, (cst.List, cst.Tuple)) or not arg.elements or \
+                any(isinstance(el, cst.StarredElement) for el in arg.elements):
+            return None
+        out += [(caller, el.value) for el in arg.elements]
+    return out

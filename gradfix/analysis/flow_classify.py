@@ -64,7 +64,8 @@ class Classify:
             return None
 
     def _basic_index(self, sub: cst.Subscript) -> bool:
-        """Only ints, slices, None and `...` (shown): basic indexing returns a view."""
+        """Only ints (literals, names bound to numbers, arithmetic of them), slices, None and `...` (shown):
+        basic indexing returns a view."""
         for el in sub.slice:
             s = el.slice
             if isinstance(s, cst.Slice):
@@ -78,6 +79,8 @@ class Classify:
                 b = self.env.get(v.value)
                 if b is not None and b.kind is Kind.NUMBER:
                     continue
+            if isinstance(v, cst.BinaryOperation) and self.classify(v)[0] is Kind.NUMBER:
+                continue  # `f[i - 1]` with `i` a number: arithmetic of numbers is a number
             return False
         return True
 

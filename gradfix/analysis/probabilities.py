@@ -97,6 +97,9 @@ class Probabilities:
                 return head, f"{ctor}.forward, which ends in {head}"
         if ctor is None and isinstance(func, cst.Name) and flow is not None:
             return self._factory_output(func, flow, depth) or self._parameter_output(expr, func, flow, depth)
+        if ctor in index.functions and isinstance(func, cst.Name) and flow is not None:
+            # a parameter its callers fill with a factory's call (`fit(build_model(...))`): each call decides
+            return self._parameter_output(expr, func, flow, depth)
         return None
 
     def _parameter_output(self, expr: cst.Call, func: cst.Name, flow: Flow, depth: int) -> tuple[str, str] | None:
@@ -112,7 +115,10 @@ class Probabilities:
             return None
         found = []
         for caller, arg in args:
-            hit = self._callee_output(expr, arg, caller, depth + 1) if isinstance(arg, cst.Name) else None
+            if isinstance(arg, cst.Name):
+                hit = self._callee_output(expr, arg, caller, depth + 1)
+            else:  # `fit(build_model(...), ...)`: the factory's call passed inline
+                hit = self._factory_call_output(arg, depth + 1) if isinstance(arg, cst.Call) else None
             if hit is None:
                 return None
             found.append(hit)
@@ -144,6 +150,11 @@ class Probabilities:
             lb = flow.load_binding.get(id(value))
             listed = lb.value if lb is not None else None
             value = listed.elt if isinstance(listed, cst.ListComp) else None
+        return self._factory_call_output(value, depth)
+
+    def _factory_call_output(self, value, depth: int) -> tuple[str, str] | None:
+        """What the call `value` of a factory function returns (`build_model()`, bound to a name first or
+        passed inline as an argument): every `return` an nn.Sequential ending in a softmax, or such a class."""
         if not (isinstance(value, cst.Call) and isinstance(value.func, (cst.Name, cst.Attribute))):
             return None
         fn = self.index.functions.get(value.func.value) if isinstance(value.func, cst.Name) else None
