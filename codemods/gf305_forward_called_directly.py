@@ -281,7 +281,11 @@ class ForwardCalledDirectly(Rule):
                 if how is None:
                     return None, None
                 if setup is not None and arg.value != name:
-                    setup = f"{setup}\n{name} = {arg.value}"
+                    one = setup.split(" = ", 1)
+                    if "\n" not in setup and one[0] == arg.value:
+                        setup = f"{name} = {one[1]}"  # `net_clone = Net()` passed as `net`: the same build
+                    else:
+                        setup = f"{setup}\n{name} = {arg.value}"
                 setups.append(setup)
             elif self._module_ctor(ctx, arg):
                 setups.append(f"{name} = {code_of(arg)}")
