@@ -273,4 +273,4 @@ def note(stripped) -> str:
     shown = ", ".join(f"{names} (line {line})" for names, line in done[:6])
     more = f" and {len(done) - 6} more" if len(done) > 6 else ""
     return (f"Module-level constants evaluated with methods of builtin values (str, list, dict, set; each call "
-            f"checked when it ran): {shown}{more}.")
+            f"checked when it ran; lines of the file as loaded, a notebook's cells joined): {shown}{more}.")
