@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradfix.analysis.callgraph import argument_for, constructor_arguments, passed_arguments
@@ -282,8 +284,11 @@ class ForwardCalledDirectly(Rule):
                     return None, None
                 if setup is not None and arg.value != name:
                     one = setup.split(" = ", 1)
-                    if "\n" not in setup and one[0] == arg.value:
-                        setup = f"{name} = {one[1]}"  # `net_clone = Net()` passed as `net`: the same build
+                    if "\n" not in setup and one[0] == arg.value and not re.search(
+                            rf"\b{re.escape(arg.value)}\b", one[1]):
+                        # `net_clone = Net()` passed as `net`: the same build (not `model = model.to(DEVICE)`,
+                        # which reads the name it binds)
+                        setup = f"{name} = {one[1]}"
                     else:
                         setup = f"{setup}\n{name} = {arg.value}"
                 setups.append(setup)
