@@ -41,13 +41,13 @@ _STR = ("lower", "upper", "strip", "lstrip", "rstrip", "split", "rsplit", "split
         "startswith", "endswith", "title", "capitalize", "casefold", "swapcase", "isalpha", "isdigit", "isalnum",
         "isspace", "islower", "isupper", "isnumeric", "isdecimal", "isidentifier", "find", "rfind", "index",
         "rindex", "count", "zfill", "center", "ljust", "rjust", "partition", "rpartition", "removeprefix",
-        "removesuffix", "expandtabs", "encode")
+        "removesuffix", "expandtabs")  # not encode/decode: a codec is looked up (and imported) by name
 _SETS = ("union", "intersection", "difference", "symmetric_difference", "issubset", "issuperset", "isdisjoint",
          "copy")
 # type name -> methods that only compute a value
 PURE = {
     "str": _STR,
-    "bytes": ("decode", "lower", "upper", "strip", "split", "join", "replace", "startswith", "endswith", "count",
+    "bytes": ("lower", "upper", "strip", "split", "join", "replace", "startswith", "endswith", "count",
               "find", "index"),
     "list": ("index", "count", "copy"),
     "tuple": ("index", "count"),
