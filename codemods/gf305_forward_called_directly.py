@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from gradfix.analysis.callgraph import argument_for, constructor_arguments, passed_arguments
@@ -281,7 +283,14 @@ class ForwardCalledDirectly(Rule):
                 if how is None:
                     return None, None
                 if setup is not None and arg.value != name:
-                    setup = f"{setup}\n{name} = {arg.value}"
+                    one = setup.split(" = ", 1)
+                    if "\n" not in setup and one[0] == arg.value and not re.search(
+                            rf"\b{re.escape(arg.value)}\b", one[1]):
+                        # `net_clone = Net()` passed as `net`: the same build (not `model = model.to(DEVICE)`,
+                        # which reads the name it binds)
+                        setup = f"{name} = {one[1]}"
+                    else:
+                        setup = f"{setup}\n{name} = {arg.value}"
                 setups.append(setup)
             elif self._module_ctor(ctx, arg):
                 setups.append(f"{name} = {code_of(arg)}")

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 import torch
 
+from . import pure_methods as PM
 from . import source as S
 from .api import VerifyRequest
 from .coverage import HIT, instrument
@@ -170,6 +171,9 @@ class Ctx:
         for unit, note in self.input_notes.items():
             detail = _sentence(detail) + f" Input of {unit}: {note}."
         for note in self.notes:
+            detail = _sentence(detail) + " " + note
+        note = PM.note(self.stripped.get("old"))
+        if note:
             detail = _sentence(detail) + " " + note
         if self.weak_units:
             detail = _sentence(detail) + " Weak check: fp32 with tolerance 1e-4, because the code does not run in fp64."

@@ -14,6 +14,8 @@ import ast
 import builtins
 from dataclasses import dataclass, field
 
+from . import pure_methods as PM
+
 DEF_TYPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
@@ -148,6 +150,7 @@ class Stripped:
         self._kept = kept if kept_names_from is None else kept_names_from
         self._dropped = dropped
         self._dropped_names: set[str] | None = None
+        self.with_methods: list[tuple[str, int]] = []  # statements run with builtin methods (pure_methods.py)
 
     @property
     def dropped_count(self) -> int:
@@ -194,11 +197,12 @@ def _module_bindings(tree: ast.Module) -> dict[str, int]:
 
 
 def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bound: dict[str, int],
-                          pure: frozenset = frozenset(), local0: frozenset = frozenset()) -> bool:
+                          pure: frozenset = frozenset(), local0: frozenset = frozenset(), methods: bool = False) -> bool:
     """An expression over literals and earlier constants of the file: arithmetic, comparisons, indexing,
     comprehensions, pure builtins (`len(char_list)`, `[c for c in chars]`), `string`/`math` constants and calls to
     the file's `pure` callables (pure_calls.py). Evaluating it runs no code with an effect outside the module.
-    `local0`: names local to the enclosing pure function (its parameters and locals)."""
+    `local0`: names local to the enclosing pure function (its parameters and locals). `methods`: also the listed
+    methods of builtin values (pure_methods.py), which run only through its guard."""
 
     def ok(n: ast.AST, local: frozenset[str]) -> bool:
         if isinstance(n, ast.Constant):
@@ -233,7 +237,8 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
                 and "math" in modules and f.value.id not in local) or (
                 isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in modules
                 and f.value.id not in PURE_MODULES and f.value.id not in local and f.attr in NUMPY_CALLS) or (
-                isinstance(f, ast.Name) and f.id in pure and f.id not in local)
+                isinstance(f, ast.Name) and f.id in pure and f.id not in local) or (
+                methods and PM.is_pure_method_call(n, modules) and ok(f.value, local))  # type: ignore[union-attr]
             return callee_ok and all(not isinstance(a, ast.Starred) and ok(a, local) for a in n.args) and all(
                 k.arg is not None and ok(k.value, local) for k in n.keywords)
         if isinstance(n, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)):
@@ -255,7 +260,7 @@ def _is_computed_constant(node: ast.AST, consts: set[str], modules: set[str], bo
 
 
 def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str], bound: dict[str, int],
-                             pure: frozenset = frozenset()) -> list[str] | None:
+                             pure: frozenset = frozenset(), methods: bool = False) -> list[str] | None:
     """The names a top-level `NAME = <computed constant>` binds, or None when it is not one."""
     if isinstance(stmt, ast.Assign):
         names = [_target_names(t) for t in stmt.targets]
@@ -266,7 +271,8 @@ def _computed_constant_names(stmt: ast.stmt, consts: set[str], modules: set[str]
         flat = [stmt.target.id]
     else:
         return None
-    if not flat or not _is_computed_constant(stmt.value, consts, modules, bound, pure):  # type: ignore[arg-type]
+    if not flat or not _is_computed_constant(stmt.value, consts, modules, bound, pure,  # type: ignore[arg-type]
+                                             methods=methods):
         return None
     return flat
 
@@ -341,43 +347,68 @@ def _guarded(stmt: ast.stmt) -> ast.stmt:
     return guard
 
 
-def classify_module(tree: ast.Module) -> tuple[list[ast.stmt], list[ast.stmt], list[ast.stmt]]:
+def classify_module(tree: ast.Module, methods: bool = False) -> tuple[list[ast.stmt], list[ast.stmt], list[ast.stmt]]:
     """(kept, computed, dropped) top-level statements, in order. `computed` are constants computed from
     literals and earlier constants (see `_is_computed_constant`), possibly by calls to the file's pure callables
-    (pure_calls.py); they run too, guarded."""
-    bound = _module_bindings(tree)
-    kept, computed, dropped, consts, modules = _classify(tree, bound, frozenset())
-    if not any(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in tree.body):
-        return kept, computed, dropped
-    from .pure_calls import pure_callables
-
-    def expr_ok(n: ast.AST, local: frozenset, pure: frozenset) -> bool:
-        return _is_computed_constant(n, consts, modules, bound, pure, local)
-
-    pure = pure_callables(tree, bound, expr_ok)
-    if not pure:
-        return kept, computed, dropped
-    kept, computed, dropped, _c, _m = _classify(tree, bound, pure)
+    (pure_calls.py); they run too, guarded. `methods`: also constants that call methods of builtin values and
+    statements that mutate a constant (pure_methods.py); only the loaded module (strip_module) runs those, rewritten."""
+    kept, computed, dropped, _modules, _pure = _classify_full(tree, methods)
     return kept, computed, dropped
 
 
-def evaluable(tree: ast.Module):
-    """A test of expressions the verifier may evaluate in the loaded module: those a computed constant may be
-    (literals, the file's constants, pure builtins and the file's pure callables), e.g. a call site's arguments."""
+def _classify_full(tree: ast.Module, methods: bool):
     bound = _module_bindings(tree)
-    _k, _c, _d, consts, modules = _classify(tree, bound, frozenset())
+    poisoned: set[int] = set()
+    while True:
+        kept, computed, dropped, consts, modules, pure = _classify_pure(tree, bound, methods, frozenset(poisoned))
+        if not methods:
+            return kept, computed, dropped, modules, pure
+        more = PM.poisoned(tree.body, {id(s) for s in computed}, {id(s) for s in dropped}, _assigned_names) - poisoned
+        if not more:
+            return kept, computed, dropped, modules, pure
+        poisoned |= more
+
+
+def _classify_pure(tree: ast.Module, bound: dict[str, int], methods: bool, poisoned: frozenset):
+    kept, computed, dropped, consts, modules = _classify(tree, bound, frozenset(), methods, poisoned)
     pure: frozenset = frozenset()
     if any(isinstance(s, (ast.FunctionDef, ast.ClassDef)) for s in tree.body):
         from .pure_calls import pure_callables
 
-        pure = pure_callables(tree, bound, lambda n, local, p: _is_computed_constant(n, consts, modules, bound, p, local))
+        def expr_ok(n: ast.AST, local: frozenset, pure: frozenset) -> bool:
+            return _is_computed_constant(n, consts, modules, bound, pure, local, methods)
+
+        pure = pure_callables(tree, bound, expr_ok)
         if pure:
-            _k, _c, _d, consts, modules = _classify(tree, bound, pure)
+            kept, computed, dropped, consts, modules = _classify(tree, bound, pure, methods, poisoned)
+    return kept, computed, dropped, consts, modules, pure
+
+
+def evaluable(tree: ast.Module):
+    """A test of expressions the verifier may evaluate in the loaded module: those a computed constant may be
+    (literals, the file's constants, pure builtins and the file's pure callables), e.g. a call site's arguments.
+    The constants are those the loaded module computes (with methods, pure_methods.py); the expressions themselves
+    may call no method, since nothing guards them."""
+    bound = _module_bindings(tree)
+    consts = _loaded_constants(tree)
+    _k, _c, _d, _consts, modules, pure = _classify_pure(tree, bound, False, frozenset())
     # `local`: names of the enclosing function the caller knows to be constants too (call_sites.py)
     return lambda node, local=frozenset(): _is_computed_constant(node, consts, modules, bound, pure, local)
 
 
-def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
+def _loaded_constants(tree: ast.Module) -> set[str]:
+    kept, computed, _dropped, _modules, _pure = _classify_full(tree, True)
+    out: set[str] = set()
+    for s in kept:
+        if isinstance(s, (ast.Assign, ast.AnnAssign)):
+            out |= _assigned_names(s)
+    for s in computed:
+        out |= _assigned_names(s)
+    return out
+
+
+def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset, methods: bool = False,
+              poisoned: frozenset = frozenset()):
     kept: list[ast.stmt] = []
     computed: list[ast.stmt] = []
     dropped: list[ast.stmt] = []
@@ -408,7 +439,18 @@ def _classify(tree: ast.Module, bound: dict[str, int], pure: frozenset):
             elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
                 consts |= _assigned_names(stmt)
             continue
-        names = _computed_constant_names(stmt, consts, modules, bound, pure)
+        if id(stmt) in poisoned:  # a dropped statement may mutate what it computes (pure_methods.poisoned)
+            dropped.append(stmt)
+            consts -= _assigned_names(stmt)
+            continue
+        names = _computed_constant_names(stmt, consts, modules, bound, pure, methods)
+        if names is None and methods:
+            mut = PM.mutation(stmt)
+            if mut is not None and mut[0] in consts and _is_computed_constant(
+                    ast.Tuple(elts=list(mut[1].args), ctx=ast.Load()), consts, modules, bound, pure,
+                    methods=True) and all(k.arg is not None and _is_computed_constant(
+                        k.value, consts, modules, bound, pure, methods=True) for k in mut[1].keywords):
+                names = []  # `vocabulary.add("<unk>")`: binds nothing, changes a constant
         if names is None and isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets) \
                 and torch_plain and _is_device_value(
                     stmt.value, lambda n: _is_computed_constant(n, consts, modules, bound, pure)):
@@ -439,11 +481,35 @@ def _binds_torch_plainly(tree: ast.Module) -> bool:
 
 
 def strip_module(tree: ast.Module) -> Stripped:
-    kept, computed, dropped = classify_module(tree)
+    kept, computed, dropped, modules, pure = _classify_full(tree, True)
     ids, keep = {id(s) for s in computed}, {id(s) for s in kept}
-    body = [(_guarded(s) if id(s) in ids else s) for s in tree.body if id(s) in ids or id(s) in keep]
+    copies = PM.method_functions(tree, pure, modules)
+    with_methods: list[tuple[str, int]] = []  # (names, line) of the statements run through the guard
+    body: list[ast.stmt] = []
+    guard = False
+    for s in tree.body:
+        if id(s) in ids:
+            mut = PM.mutation(s)
+            if mut is not None or PM.uses_methods(s, modules) or PM.calls_any(s, copies):
+                targets = s.targets if isinstance(s, ast.Assign) else [getattr(s, "target", s)]
+                names = sorted({n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)})
+                with_methods.append((mut[0] if mut is not None else ", ".join(names), s.lineno))
+                s = PM.rewrite(s, modules, copies)
+                if not guard:
+                    body.append(PM.guard_def(s))
+                    guard = True
+            body.append(_guarded(s) if mut is None else PM.guarded_mutation(s, mut[0]))
+        elif id(s) in keep:
+            body.append(s)
+            if isinstance(s, ast.FunctionDef) and s.name in copies:
+                if not guard:
+                    body.append(PM.guard_def(s))
+                    guard = True
+                body.append(PM.function_copy(s, modules, copies))
     # a computed constant's names count as dropped: if it raised, a unit that needs it is told why
-    return Stripped(tree, body, dropped + computed, kept_names_from=kept)
+    out = Stripped(tree, body, dropped + computed, kept_names_from=kept)
+    out.with_methods = with_methods
+    return out
 
 
 # --------------------------------------------------------------------------- diff

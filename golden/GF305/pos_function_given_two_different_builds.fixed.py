@@ -1,0 +1,29 @@
+# GF305 positive: `predict` is called with two models built differently
+# (`Scorer()` and `Scorer(width=5)`): no single build stands for both callers,
+# so the verifier has no build and the change is untestable (a fixture for
+# `predict` would make it testable).
+import torch
+import torch.nn as nn
+
+
+class Scorer(nn.Module):
+    def __init__(self, width=5):
+        super().__init__()
+        self.lin = nn.Linear(width, 1)
+
+    def forward(self, x):
+        return self.lin(x).squeeze(-1)
+
+
+def predict(net, batches):
+    net.eval()
+    with torch.no_grad():
+        return torch.cat([net(x) for x in batches])
+
+
+net = Scorer()
+scores = predict(net, [torch.randn(4, 5)])
+
+net_clone = Scorer(width=5)
+net_clone.load_state_dict(net.state_dict())
+scores_again = predict(net_clone, [torch.randn(4, 5)])
