@@ -17,6 +17,7 @@ import pytest
 
 from gradfix.verify import Verifier, VerifyRequest, VerifyResult
 from gradfix.verify import source as S
+from gradfix.verify import changes as CH
 
 REPO = Path(__file__).resolve().parents[1]
 CASES = Path(__file__).with_name("verify_cases")
@@ -577,13 +578,13 @@ def test_strip_runs_constants_computed_from_constants():
 def test_analyze_finds_changed_units():
     import ast
 
-    a = S.analyze(ast.parse(SEED), ast.parse(SEED_FIXED), SEED, SEED_FIXED)
+    a = CH.analyze(ast.parse(SEED), ast.parse(SEED_FIXED), SEED, SEED_FIXED)
     assert a.changed_classes == ["Net"] and not a.changed_functions and not a.module_code_changed
     assert a.changed_methods["Net"] == ["forward"]
-    a = S.analyze(ast.parse(SEED_FIXED), ast.parse(REG_NEW), SEED_FIXED, REG_NEW)
+    a = CH.analyze(ast.parse(SEED_FIXED), ast.parse(REG_NEW), SEED_FIXED, REG_NEW)
     assert a.changed_functions == ["l2_sp_regularizer"] and not a.changed_classes
     comment_only = SEED.replace("# [B, 16]", "# features")
-    assert S.analyze(ast.parse(SEED), ast.parse(comment_only), SEED, comment_only).identical
+    assert CH.analyze(ast.parse(SEED), ast.parse(comment_only), SEED, comment_only).identical
 
 
 # --------------------------------------------------------------------------- harder cases, one batch

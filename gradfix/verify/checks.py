@@ -5,7 +5,7 @@
 itself to warm up torch before the first fork.
 
 Outline (see /work/shared/design/verification.md for the measured facts behind it):
-- `source.analyze` finds the changed top-level classes/functions/constants; `plan_units`
+- `changes.analyze` finds the changed top-level classes/functions/constants; `plan_units`
   turns them into units: changed nn.Module classes, classes that reach a changed function or
   constant, functions with a fixture; module-level code is not executed (except by the scale
   contract, which runs one iteration of a script's training loop: script_loop).
@@ -36,6 +36,7 @@ import functools
 from dataclasses import replace
 
 from . import source as S
+from . import changes as CH
 from .api import VerifyRequest
 from .runtime import FailedCheck, Outcome, Untestable, _sentence, cuda_redirect, fmt_exc
 from .context import Ctx, fixture_hint
@@ -72,7 +73,7 @@ def _run(req: VerifyRequest) -> Outcome:
         new_tree = ast.parse(req.rewritten)
     except SyntaxError as e:
         return Outcome("failed", f"the rewritten file does not parse: {fmt_exc(e)} (line {e.lineno})", None)
-    analysis = S.analyze(old_tree, new_tree, req.original, req.rewritten)
+    analysis = CH.analyze(old_tree, new_tree, req.original, req.rewritten)
     contract = req.contract or {"kind": "equal"}
     kind = contract.get("kind", "equal")
     snippets = [str(contract.get(k) or "") for k in ("setup", "step_old", "step_new", "call", "expr_old", "expr_new")]

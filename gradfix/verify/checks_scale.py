@@ -14,6 +14,7 @@ except Exception:  # pragma: no cover
     np = None  # type: ignore[assignment]
 
 from . import source as S
+from . import changes as CH
 from .runtime import (
     SEED_INPUT, SEED_RUN, TOL64, FailedCheck, Outcome, Untestable, _norm, cuda_redirect, flatten, fmt_exc, is_gpu_error,
     plural, projected_loss, rel_diff, seeded,
@@ -60,8 +61,8 @@ def expr_scale_check(ctx: Ctx, factor: float, script_why: str | None = None) -> 
     unit = "<module-level loss expression>"
     opaque = [str(o) for o in (c.get("opaque") or [])]
     try:
-        eo = S.substitute_opaque(c["expr_old"], opaque)
-        en = S.substitute_opaque(c["expr_new"], opaque)
+        eo = CH.substitute_opaque(c["expr_old"], opaque)
+        en = CH.substitute_opaque(c["expr_new"], opaque)
     except SyntaxError as e:
         return Outcome("untestable", f"the loss expression does not parse: {fmt_exc(e)}", unit)
     ns: dict[str, Any] = {"torch": torch, "nn": nn, "F": torch.nn.functional, "math": math}
@@ -87,7 +88,7 @@ def expr_scale_check(ctx: Ctx, factor: float, script_why: str | None = None) -> 
     if not leaves:
         return Outcome("untestable", "the loss expression has no opaque part to differentiate with respect to", unit)
 
-    def evaluate(e: S.OpaqueExpr, tag: str) -> list:
+    def evaluate(e: CH.OpaqueExpr, tag: str) -> list:
         env = dict(ns)
         for i, leaf in enumerate(leaves):
             env[f"__gf_leaf{i}"] = leaf.clone()

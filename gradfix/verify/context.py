@@ -11,7 +11,7 @@ from typing import Any, Callable
 import torch
 
 from . import pure_methods as PM
-from . import source as S
+from . import changes as CH
 from .api import VerifyRequest
 from .coverage import HIT, instrument
 from .runtime import (
@@ -30,8 +30,8 @@ def fixture_hint(name: str, what: str = "module") -> str:
 @dataclass
 class Ctx:
     req: VerifyRequest
-    analysis: S.Analysis
-    stripped: dict  # tag -> S.Stripped
+    analysis: CH.Analysis
+    stripped: dict  # tag -> source.Stripped
     redirect: bool = False
     dtype: torch.dtype = torch.float64
     tol: float = TOL64
