@@ -92,6 +92,39 @@ def _untrained_parameter(index, tl, small, target, fn: cst.FunctionDef | None = 
     return paths.trained_from.startswith("the modules") and owner not in paths.trained
 
 
+def _owner_forward_pending(index, tl, st, target) -> bool | None:
+    """For `p.data.clamp_(...)` in `for p in critic.parameters()`: whether `critic` (or a helper of this file,
+    which may call it) runs between this segment's start (the iteration's start, or its previous backward) and
+    the write. False means the write precedes every forward of that module in the segment (a WGAN clip before
+    the critic's own forward, with only a detached generator call before it): the critic's graph is built on
+    the clipped weights. None when the owner is not known."""
+    if not isinstance(target, cst.Name):
+        return None
+    loop = index.enclosing(st.node, (cst.For,))
+    if loop is None or loop is tl.loop:
+        return None
+    owner = _parameters_owner(loop, target.value)
+    if owner is None or owner == "self":
+        return None
+    flow = tl.flow
+    root = owner.split(".")[0]
+    start = -1
+    for other in tl.steps:
+        if other.index < tl.backward.index and calls_backward(other, flow):
+            start = max(start, other.index) if other.index < st.index else start
+    for other in tl.steps:
+        if not start < other.index < st.index or isinstance(other.node, cst.BaseCompoundStatement):
+            continue
+        for call in _walk_calls(other.node):
+            name = dotted(call.func) or ""
+            helper = index.functions.get(call.func.value) if isinstance(call.func, cst.Name) else None
+            if name == owner or name.startswith(owner + ".") or any(dotted(a.value) == owner for a in call.args) \
+                    or helper is not None and any(isinstance(n, cst.Name) and n.value == root
+                                                  for n in _walk(helper)):
+                return True  # the module (or a helper that reads it, or is handed it) ran before the write
+    return False
+
+
 def _parameters_owner(loop: cst.For, name: str) -> str | None:
     """`target` for `name` bound by `for name in target.parameters()` or by its place in
     `for a, b in zip(target.parameters(), ...)`."""
@@ -285,6 +318,11 @@ class DataMutationInLoss(Rule):
             "first forward whose result flows into the backpropagated loss: a forward whose output only feeds an "
             "`assert`, a print or a comparison holds no graph that backward() reads (a notebook's test cell that "
             "checks a module's output, sets its weights through `.data`, then runs the forward it backpropagates), "
+            "and writes to the parameters of a module (`for p in critic.parameters(): p.data.clamp_(-c, c)`) that "
+            "has not run since the segment started, when only other modules ran before the write (a WGAN clip "
+            "after a detached generator sample, before the critic's own forward: the critic's graph is built on "
+            "the clipped weights; a call that is handed the module, or a helper of the file that names it, counts "
+            "as its forward), "
             "and so are writes to "
             "gradients (`p.grad.data.zero_()`, a hand-written zero_grad). In straight-line code (a script or a "
             "notebook's cells with no training loop) a write counts only after the layer that owns the weight ran: "
@@ -340,7 +378,8 @@ class DataMutationInLoss(Rule):
                     continue
                 param = data_write(st.node)
                 if param is not None and id(st.node) not in seen and _parameter_like(flow, param) and \
-                        not _untrained_parameter(index, tl, st.node, param) and _owner_ran_before(tl, st, param):
+                        not _untrained_parameter(index, tl, st.node, param) and _owner_ran_before(tl, st, param) \
+                        and _owner_forward_pending(index, tl, st, param) is not False:
                     seen.add(id(st.node))
                     yield self._direct(ctx, flow, tl, st)
                 for call in _walk_calls(st.node):

@@ -34,9 +34,12 @@ def data_reads(expr: cst.CSTNode, imports=None):
                 continue
             if isinstance(f, cst.Attribute) and f.attr.value in _LEAVES_AUTOGRAD:
                 continue  # `.item()` leaves autograd anyway; dropping `.data` would not help
+            if imports is not None and _copies_to_new_leaf(f, imports):
+                continue  # `torch.tensor(x.data)` copies into a new leaf: no graph with or without `.data`
         if isinstance(node, cst.Attribute) and node.attr.value == "data" and \
-                not (imports is not None and imports.is_module(node.value)):
-            out.append(node)
+                not (imports is not None and imports.is_module(node.value)) and \
+                not (imports is not None and isinstance(node.value, cst.Call) and _packs(node.value, imports)):
+            out.append(node)  # not `pack_padded_sequence(out, n).data`: the packed field keeps the graph
         if isinstance(node, cst.Subscript):
             stack.append((node.value, node))  # an index (`q[range(n), actions.data]`) never carries gradient
             continue
@@ -44,6 +47,60 @@ def data_reads(expr: cst.CSTNode, imports=None):
             if not _index_argument(node, child):
                 stack.append((child, node))
     return out
+
+
+_PACKERS = frozenset({"torch.nn.utils.rnn.pack_padded_sequence", "torch.nn.utils.rnn.pack_sequence",
+                      "torch.nn.utils.rnn.PackedSequence"})
+# numpy builds an array, `torch.tensor` a fresh leaf copy: either way the result carries no graph
+_NEW_LEAF_CALLS = frozenset({"torch.tensor", "numpy.array", "numpy.asarray"})
+
+
+def _packs(call: cst.Call, imports) -> bool:
+    """`pack_padded_sequence(...)`, `nn.utils.rnn.pack_sequence(...)`, `PackedSequence(...)`: a PackedSequence,
+    whose `.data` is the namedtuple field of packed values (graph and all), not `Tensor.data`."""
+    name = dotted(call.func)
+    if name is None:
+        return False
+    q = imports.resolve(name)
+    return q in _PACKERS
+
+
+def _copies_to_new_leaf(func, imports) -> bool:
+    name = dotted(func)
+    return name is not None and imports.resolve(name) in _NEW_LEAF_CALLS
+
+
+def _packed_sequence(index, name: cst.Name) -> bool:
+    """Whether every binding of `name` in its function (or, unbound there, at module level) is a plain
+    assignment of a packing call (`packed = pack_padded_sequence(logits, lengths)`)."""
+    scope = index.parents.get(name)
+    while scope is not None and not isinstance(scope, (cst.FunctionDef, cst.Module)):
+        scope = index.parents.get(scope)
+    for where in ([scope, index.module] if isinstance(scope, cst.FunctionDef) else [index.module]):
+        values = []
+        for node in _scope_nodes(where):
+            if isinstance(node, cst.Assign):
+                for t in node.targets:
+                    if any(isinstance(n, cst.Name) and n.value == name.value for n in walk(t.target)):
+                        values.append(node.value if isinstance(t.target, cst.Name) else None)
+            elif isinstance(node, (cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.WithItem,
+                                   cst.NamedExpr, cst.Param)):
+                target = getattr(node, "target", None) or getattr(node, "asname", None) or getattr(node, "name", None)
+                if target is not None and any(isinstance(n, cst.Name) and n.value == name.value for n in walk(target)):
+                    values.append(None)
+        if values:
+            return all(isinstance(v, cst.Call) and _packs(v, index.imports) for v in values)
+    return False
+
+
+def _scope_nodes(scope):
+    """The nodes of `scope`, not those of functions, classes or lambdas nested in it."""
+    stack = list(children(scope))
+    while stack:
+        node = stack.pop()
+        yield node
+        if not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            stack.extend(children(node))
 
 
 _INDEX_TAKERS = {"gather": 1, "index_select": 1}
@@ -187,7 +244,11 @@ class DataReadInLoss(Rule):
             "lam + delta`, `policy_loss - log_probs[i] * gae`): a stop-gradient like `.detach()`, and dropping it "
             "would train the value head through the policy loss (a constant factor, `cfg.l1 * w.data.abs().sum()`, "
             "is still the hazard); and a module path (`torch.utils.data.DataLoader`: the submodule, not "
-            "`Tensor.data`). A rollout list filled by `values.append(value)` in the step carries what its items do."
+            "`Tensor.data`); the `.data` field of a PackedSequence (a name bound only to `pack_padded_sequence(...)`, "
+            "`pack_sequence(...)` or `PackedSequence(...)` in its function, or such a call itself: the packed values, "
+            "which keep the graph, and dropping `.data` would hand the criterion a PackedSequence); and `.data` "
+            "inside `torch.tensor(...)`, `np.array(...)` or `np.asarray(...)` (a copy into a new leaf or an array: no "
+            "graph with or without `.data`, as in a test that copies a numpy-backed course tensor's `.data` into torch). A rollout list filled by `values.append(value)` in the step carries what its items do."
         ),
         why=(
             "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
@@ -217,6 +278,8 @@ class DataReadInLoss(Rule):
             dead = None
             for stmt, value in loss_expressions(tl):
                 for node in data_reads(value, index.imports):
+                    if isinstance(node.value, cst.Name) and _packed_sequence(index, node.value):
+                        continue  # a PackedSequence's `.data` field: it keeps the graph
                     if dead is None:
                         dead = _dead_parts(tl)
                     if not any(contains(part, node) for part in dead):
@@ -237,7 +300,7 @@ class DataReadInLoss(Rule):
                 for call in _walk_calls(value):
                     if isinstance(call.func, cst.Name) and call.func.value in index.functions:
                         fn = index.functions[call.func.value]
-                        for node in self._returned_data_reads(fn, index.imports):
+                        for node in self._returned_data_reads(fn, index):
                             if isinstance(node.value, cst.Call):
                                 trained = GradPaths(tl) if trained is None else trained
                                 if not _trained_call(trained, node.value, fn, call):
@@ -260,7 +323,7 @@ class DataReadInLoss(Rule):
                 f"loss carries no gradient to {src} (re-wrapping it as a tensor that requires grad only hides the "
                 f"error); return the value without `.data`")
 
-    def _returned_data_reads(self, fn: cst.FunctionDef, imports=None):
+    def _returned_data_reads(self, fn: cst.FunctionDef, index):
         """`.data` reads in what `fn` returns, following local assignments that feed it."""
         if not isinstance(fn.body, cst.IndentedBlock):
             return []
@@ -302,10 +365,11 @@ class DataReadInLoss(Rule):
                     wanted |= names_in(small.value)
         found = []
         for e in exprs:
-            found.extend(data_reads(e, imports))
+            found.extend(data_reads(e, index.imports))
         # `mask = (w.data.abs() > t).float(); return (w * mask).pow(2).sum()`: the value still reads `w`
         # with autograd, so it keeps its gradient; only reads whose root is used through `.data` alone count
-        return [n for n in found if not _used_outside_data(exprs, chain_root(n.value))]
+        return [n for n in found if not _used_outside_data(exprs, chain_root(n.value))
+                and not (isinstance(n.value, cst.Name) and _packed_sequence(index, n.value))]
 
     def _finding(self, ctx, node: cst.Attribute, fn, setup, model, call_code, term=None):
         where = f" in the value `{fn.name.value}` returns" if fn is not None else ""

@@ -61,7 +61,7 @@ class ZeroGradMissing(Rule):
             "`with dist_autograd.context()` in the loop body: the gradients live in a context made per "
             "iteration, not in `.grad`); and a loop body that builds both the model and the optimizer over its "
             "parameters anew (`net = Net(); opt = SGD(net.parameters())`, a unit test's one-step check), so no "
-            "parameter is stepped twice. In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
+            "parameter is stepped twice. In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code; a method that binds what an inner `backward` returns, `grad = layer.backward(grad)` over the layers, chains hand-written gradients and is no wrapper, since autograd's `backward()` returns None), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result (not a construction of a class of the file, however spelled: `mlp = multiClassModel()`): `model.backward(dout)` there is the course's method, and nothing is reported for it, also when the course's classes carry torch's names (`CrossEntropyLoss`, `SGD` from its own modules)."
         ),
         why=(
             "`backward()` adds into `.grad`. Without clearing, step k uses the sum of the gradients of batches 1..k: "

@@ -9,7 +9,8 @@ from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
-from gradfix.analysis.numbers import fresh_constant
+from gradfix.analysis.helper_calls import call_returns_number, is_stub_call
+from gradfix.analysis.numbers import bound_values, fresh_constant, is_number
 from gradfix.analysis.trainstep import literal_number, names_in
 from gradfix.analysis.tree import contains, walk
 from gradfix.model import Edit, Safety
@@ -37,7 +38,7 @@ class HistoryAccumulation(Rule):
             "losses that is backpropagated once, and totals of the batch itself or of sizes (`seen += len(x)`, "
             "`running += loss.item() * x.size(0)`) are left alone, and so are values shown to be Python numbers "
             "(a helper of the file whose every `return` gives one, such as an accuracy ending in `.item()` or a "
-            "metric summing `math.log` terms, and a `loss` name rebound to such a helper's result before the "
+            "metric summing `math.log` terms; also a helper whose return is a number once its parameters are bound to this call's arguments, `hits / size` with `hits = ....sum().item()` and `size` handed `len(dataset)`, and a helper that is an exercise's fill-in stub, a body of `pass` or `raise` or every `return` a `_____` placeholder nothing binds: it computes nothing from the output it is handed; and a `loss` name rebound to such a helper's result before the "
             "`+=`, or rebound to a value that leaves autograd, `loss = loss.detach().cpu().numpy()`, or an output of a "
             "module whose `forward`, in this file or another of the project, returns it as Python numbers or a list "
             "of them on every `return`: `loss, accs = contrast(z, c)` with `accs.append(acc.item())` in that forward, "
@@ -114,7 +115,8 @@ class HistoryAccumulation(Rule):
                 if e.op != "accumulate" or e.info.get("how") != "tensor" or id(e.small) in seen:
                     continue
                 total = e.recv
-                if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e):
+                if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e) or \
+                        _helper_without_graph(it, e):
                     continue
                 seen.add(id(e.small))
                 if isinstance(getattr(e.small, "target", None), cst.Subscript):
@@ -315,6 +317,38 @@ def _one_step_total(it, e) -> bool:
                 for n in _walk(other.node)):
             return bool(outer) or isinstance(it.scope, cst.FunctionDef)
     return isinstance(it.scope, cst.FunctionDef) and _closure_of_step(it.index, it.scope)
+
+
+def _helper_without_graph(it, e) -> bool:
+    """`acc += batch_acc(out, y, n)` where this call of the file's helper returns a Python number (`hits / n`
+    with `hits = ....sum().item()`, `n` handed a number here) or the helper is an exercise's fill-in stub
+    (analysis/helper_calls.py): the value added holds no graph, whatever model output it was handed."""
+    value = getattr(e.small, "value", None)
+    if not isinstance(value, cst.Call):
+        return False
+    if is_stub_call(it.index, value):
+        return True
+    acc = it.flow.step_of.get(id(e.small))
+    if acc is None:
+        return False
+    here = bound_values(it.flow, acc.index)
+    loss_names = it.loss_names()
+
+    def names(name: cst.Name):
+        own = here(name)
+        if own is not None:
+            return own
+        if any(b.name == name.value for b in it.flow.bindings) or it.flow.scope is it.index.module:
+            return None
+        # a module-level name the function only reads (`train_n = len(loader.dataset)` in another cell)
+        module = [b for b in it.index.flow(it.index.module).bindings if b.name == name.value]
+        values = [b.value for b in module]
+        return values if module and all(isinstance(v, cst.BaseExpression) for v in values) else None
+
+    def arg_is_number(arg) -> bool:
+        return not (names_in(arg) & loss_names) and is_number(it.index, arg, names)
+
+    return call_returns_number(it.index, value, arg_is_number)
 
 
 def _closure_of_step(index, fn: cst.FunctionDef) -> bool:

@@ -162,6 +162,32 @@ def _trained_part(it, model: str) -> str | None:
     return part if part.startswith((model + ".", model + "[")) else None
 
 
+def _state_before(modes: _Modes, stmts, target: cst.CSTNode, state: frozenset) -> frozenset:
+    """The mode right before `target` (a statement of `stmts` or nested in one): an `if`/`with` on the way
+    is entered, so `if training: model.train(); out = model(x) ... else: model.eval()` sets train mode
+    before that branch's forward. Another compound statement on the way counts from its start."""
+    for stmt in stmts:
+        if stmt is target:
+            return state
+        if contains(stmt, target):
+            if isinstance(stmt, cst.If):
+                state = modes.call_all(stmt.test, state)
+                if contains(stmt.body, target):
+                    return _state_before(modes, _body(stmt), target, state)
+                orelse = stmt.orelse
+                if isinstance(orelse, cst.If):
+                    return _state_before(modes, [orelse], target, state)
+                if orelse is not None and contains(orelse, target):
+                    return _state_before(modes, _body(orelse), target, state)
+            elif isinstance(stmt, cst.With):
+                for item in stmt.items:
+                    state = modes.call_all(item.item, state)
+                return _state_before(modes, _body(stmt), target, state)
+            return state
+        state = modes.statement(stmt, state)
+    return state
+
+
 def _loop_of(index, node: cst.CSTNode):
     """The innermost loop around `node` (None outside one, or across a function)."""
     cur = index.parents.get(node)
@@ -237,7 +263,7 @@ class EvalModeLeftOn(Rule):
             "next epoch's batch loop. Also inside the batch loop (validation every N steps, with or without an "
             "epoch loop): such an eval on some pass with no `model.train()` before the next batch's forward, so the "
             "batches after it train in eval mode; not when the first batch already runs in eval mode (on purpose) "
-            "or the body breaks out of the loop or returns, or the module is built again at the top of every pass (a fresh module each time: `layer = nn.BatchNorm1d(n)` in a check that compares layers). `model` is a module the training loop calls and its optimizer steps. Left alone: "
+            "or the body breaks out of the loop or returns, or every forward that can feed the backward has a train call before it in its own branch (`if training: model.train(); ...step... else: model.eval(); no-grad forward`: a pass helper whose flag is fixed for the call, so no step runs in eval mode), or the module is built again at the top of every pass (a fresh module each time: `layer = nn.BatchNorm1d(n)` in a check that compares layers). `model` is a module the training loop calls and its optimizer steps. Left alone: "
             "a `model.train()` "
             "at the start of each epoch or after the validation (chained calls count: `model.to(device).train()` "
             "sets `model`'s mode, as `.to()`, `.cpu()` and `.cuda()` return the module itself); a `train()` of the one "
@@ -327,11 +353,14 @@ class EvalModeLeftOn(Rule):
             return None   # a fresh module every pass (`layer = nn.BatchNorm1d(n)` at the top): no mode carries over
         modes = _Modes(index, model, part=_trained_part(it, model))
         trained = frozenset({(TRAIN, None)})
+        # the forwards that can feed this backward (not a no-grad forward in a sibling `else:` branch)
+        sites = [e.line for e in it.events if e.op == "forward" and e.recv == model and it.backward is not None
+                 and e.order <= it.backward.order and e.compatible(it.backward)] or [forward.line]
         modes.jumps.append(set())   # a `continue` of the batch loop starts its next pass
         try:
-            at_first = modes.block(body[:k], trained)
+            at_first = frozenset().union(*(_state_before(modes, body, s, trained) for s in sites))
             end = modes.block(body, trained) | frozenset(modes.jumps[-1])
-            at_next = modes.block(body[:k], end)
+            at_next = frozenset().union(*(_state_before(modes, body, s, end) for s in sites))
         except _Unknown:
             return None
         if any(m == EVAL for m, _ in at_first) or modes.returns:

@@ -88,8 +88,22 @@ def hand_written_backward(index) -> bool:
 
 def _calls_backward(fn: cst.FunctionDef) -> bool:
     """A trainer's `def backward(self, loss): loss.backward()` (or `torch.autograd.backward(...)`) wraps autograd:
-    not hand-written gradient code."""
-    return any(isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward" for c in _walk_calls(fn))
+    not hand-written gradient code. A method that binds what an inner `backward` returns (`dout =
+    layer.backward(dout)` over a from-scratch model's layers) chains hand-written gradients instead: autograd's
+    `backward()` returns None, so no wrapper uses its result."""
+    calls = [c for c in _walk_calls(fn) if isinstance(c.func, cst.Attribute) and c.func.attr.value == "backward"]
+    if not calls:
+        return False
+    bound = {id(node.value) for node in _walk_nodes(fn) if isinstance(node, (cst.Assign, cst.AugAssign))}
+    return not any(id(c) in bound for c in calls)
+
+
+def _walk_nodes(node):
+    stack = [node]
+    while stack:
+        cur = stack.pop()
+        yield cur
+        stack.extend(cur.children)
 
 
 def _autograd_function(cls: cst.ClassDef, index) -> bool:
@@ -111,7 +125,9 @@ def _shown_tensor(recv, flow: Flow) -> bool:
             return False
         head = b.value.func
         last = head.attr.value if isinstance(head, cst.Attribute) else head.value if isinstance(head, cst.Name) else ""
-        return not last[:1].isupper() and b.kind is not Kind.OTHER
+        # a class of this file is an object whatever its spelling (`mlp = multiClassModel()`)
+        return not last[:1].isupper() and b.kind is not Kind.OTHER and not (
+            isinstance(head, cst.Name) and head.value in flow.index.classes)
     if isinstance(recv, cst.Attribute):
         return qualname(recv, flow.index.imports) == "torch.autograd"
     return isinstance(recv, (cst.Call, cst.BinaryOperation, cst.UnaryOperation, cst.Subscript))
