@@ -7,12 +7,12 @@ import libcst as cst
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.fileindex import inplace_flag
 from gradfix.analysis.leaves import leaf_at
-from gradfix.analysis.loops import calls_backward
+from gradfix.analysis.loops import backward_target, calls_backward
 from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
-from gradfix.analysis.trainstep import torch_alias
+from gradfix.analysis.trainstep import names_in, torch_alias
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -137,7 +137,11 @@ class InplaceOnActivation(Rule):
             "skipped test is a configuration flag (`self.flag`, `not self.flag`, `self.proj is None`, a parameter) "
             "and no `else` rebinds the name. Left alone: a path around a test of the data or of `self.training` "
             "(not shown to be taken in training), around a loop, or through an `if`/`else` whose every branch "
-            "rebinds the name, and a save made only inside the skipped `if`."
+            "rebinds the name, and a save made only inside the skipped `if`. Also left alone: a write when every "
+            "later `backward()` backpropagates a value the scope builds without the written tensor (`ce = "
+            "F.cross_entropy(x, y)` first, then a separate `p = F.softmax(x)` edited in place to compare with "
+            "`x.grad`, then `ce.backward()`: the graph that saved `p` is never walked); a name the scope does "
+            "not bind (other than an import) or a container handed the tensor (`outs.append(p)`) keeps it reported."
         ),
         why=(
             "The in-place op bumps the tensor's version counter, so `backward()` raises `RuntimeError: one of "
@@ -246,6 +250,8 @@ class InplaceOnActivation(Rule):
         saved = flow.saved_before(binding, st.index)
         if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
             saved = []  # backward() already used (and freed) the graph that saved it
+        if saved and _later_backwards_skip(ctx.index, flow, binding, st.index):
+            return None  # every later backward() is of a loss whose graph never reads this tensor
         when = ""
         if not saved and isinstance(target, cst.Name):
             found = _saved_on_a_skipping_path(flow, target.value, st.index)
@@ -352,6 +358,55 @@ class InplaceOnActivation(Rule):
             return None
         call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+_BUILTINS = frozenset({"True", "False", "None", "print", "len", "range", "float", "int", "sum", "min", "max"})
+
+
+def _later_backwards_skip(index, flow, binding, step: int) -> bool:
+    """Every backward() after `step` backpropagates a value built, by the names of this scope, without the
+    written tensor or a view of it: `ce = F.cross_entropy(x, y)` first, then a separate `p = F.softmax(x)`
+    edited in place to compare with `x.grad`, then `ce.backward()`; the graph that saved `p` is never
+    walked. A name the scope does not bind (a parameter is bound; a global or attribute is not), other than an
+    import, or a container that is handed the tensor (`outs.append(p)`), means the graph is not shown."""
+    held = {b.name for b in flow.bindings if b.shares_storage(binding)}
+    targets = []
+    for st in flow.steps[step + 1:]:
+        if not calls_backward(st, flow):
+            continue
+        for node in walk(st.node):
+            if isinstance(node, cst.Call):
+                t = backward_target(node, flow)
+                if t is not None:
+                    targets.append(t[0])
+    if not targets:
+        return False
+    values: dict[str, list] = {}
+    for b in flow.bindings:
+        values.setdefault(b.name, []).append(b.value)
+    reads: set[str] = set()
+    todo = [n for t in targets for n in names_in(t)]
+    while todo:
+        name = todo.pop()
+        if name in reads:
+            continue
+        reads.add(name)
+        if name in held:
+            return False
+        if name not in values:
+            if name not in index.imports.aliases and name not in _BUILTINS:
+                return False
+            continue
+        for value in values[name]:
+            if isinstance(value, cst.CSTNode):
+                todo.extend(names_in(value))
+    for st in flow.steps:  # `outs.append(p)`, `store.update(p)`: the container holds the tensor
+        for node in walk(st.node):
+            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    isinstance(node.func.value, cst.Name) and node.func.value.value in reads - index.imports.modules and \
+                    any(names_in(a.value) & held for a in node.args):
+                return False
+    return True
 
 
 def _holders(aliases: list[str]) -> str:

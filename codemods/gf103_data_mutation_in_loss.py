@@ -328,7 +328,10 @@ class DataMutationInLoss(Rule):
             "notebook's cells with no training loop) a write counts only after the layer that owns the weight ran: "
             "setting a fresh layer's weights through `.data` before its first call is an initialisation. A tensor "
             "a helper computes itself (`probs = net(s).gather(...)`; `probs.data.clamp_(0.01, 0.99)`, a guard "
-            "before a log) is not a weight and is left alone."
+            "before a log) is not a weight and is left alone. So is an attack update through `.data` after "
+            "`torch.autograd.grad(loss, delta)` consumed the attack forward (FGSM: `delta.data = clamp(delta.data + "
+            "a * g.sign(), -eps, eps)`, then `delta.detach()` and the training forward): the attack's `loss` is "
+            "rebound on every path before the training `backward()`, so the write is in no forward/backward window."
         ),
         why=(
             "`.data` writes bypass autograd: no version bump, no error. Backward then reads whatever the forward "

@@ -68,7 +68,12 @@ class SchedulerBeforeOptimizer(Rule):
             "PyTorch neither warns nor skips a value), and a scheduler of unknown class (a function parameter) "
             "when the file defines or imports a scheduler class of its own (`from scheduler import "
             "CycleScheduler`): it may be that one. A parameter with no such class in view is still taken for a "
-            "torch scheduler."
+            "torch scheduler. A closure's free name (`def train_step(): lr_sched.step(); ...; optimizer.step()` nested "
+            "in `main`) bound in the enclosing function to anything but a torch scheduler's construction (a "
+            "project factory, `optimizer, lr_sched, wd_sched = init_opt(...)`, returning plain objects) is left "
+            "alone, and so is a step in a block that ends in `return`/`raise` before any optimizer step of a later "
+            "block (`if 'A' in name: ...; scheduler.step(); return loss` then a separate `if 'B' in name:` block): "
+            "on that path the later step never runs."
         ),
         why=(
             "Since PyTorch 1.1 the scheduler must step after the optimizer: stepping it first skips the first value of "
@@ -130,6 +135,10 @@ class SchedulerBeforeOptimizer(Rule):
                     continue
                 if info.ctor is None and len(it.optimizers_stepped()) != 1:
                     continue
+                if info.ctor is None and _built_outside_torch(it, e.recv):
+                    continue  # a closure's free name the enclosing function binds from a project factory
+                if _returns_before(it.index, e.line, step.node):
+                    continue  # the scheduler's block returns: the later block's step never follows it
                 seen.add(id(e.node))
                 in_epoch = e in it.epoch_events
                 opt = step.recv
@@ -483,6 +492,40 @@ def _may_run_in_first_epoch(e) -> bool:
             if isinstance(test_owner, cst.Else):
                 break
     return True
+
+
+def _built_outside_torch(it, recv: str) -> bool:
+    """`train_step()` nested in `main()` steps `scheduler`, a free name `main` binds from `init_opt(...)`, a
+    project factory (ijepa's warm-up cosine schedule is a plain object whose `step()` sets the lr of the coming
+    update): only a torch scheduler has the documented order, so a binding in an enclosing function that
+    is not a torch scheduler's construction means silence."""
+    if it.bindings(recv):
+        return False
+    index, node = it.index, it.scope
+    while node is not None:
+        node = index.parents.get(node)
+        if isinstance(node, cst.FunctionDef):
+            outer = [b for b in index.flow(node).bindings if b.name == recv]
+            if outer:
+                return not all(is_torch_scheduler(index, b.ctor) for b in outer)
+    return False
+
+
+def _returns_before(index, line, later) -> bool:
+    """The block holding `line` ends in `return`/`raise` after it, and `later` is not among the statements
+    in between: `if 'A' in name: ...; sched.step(); return loss` followed by a separate `if 'B' in name:`
+    block with its own `optimizer.step()`; on the path through the first block the second never runs."""
+    block = index.parents.get(line)
+    stmts = list(getattr(block, "body", ()) or ())
+    if not any(st is line for st in stmts):
+        return False
+    rest = stmts[[i for i, st in enumerate(stmts) if st is line][0] + 1:]
+    for st in rest:
+        if any(node is later for node in walk(st)):
+            return False
+        if isinstance(st, cst.SimpleStatementLine) and any(isinstance(s, (cst.Return, cst.Raise)) for s in st.body):
+            return True
+    return False
 
 
 def _steps_torch_schedule_of(it, e, step) -> bool:

@@ -48,7 +48,12 @@ class HistoryAccumulation(Rule):
             "or arrays there), a total reset to a number or a new constant tensor on every optimisation step around a loop "
             "that runs no step itself (`step_loss = torch.tensor(0.0)` before the micro-batches of one "
             "gradient-accumulation step, per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
-            "sl.backward()`: no graph outlives the step), "
+            "sl.backward()`: no graph outlives the step), a total set to a fresh constant by a statement of the training "
+            "loop's own body (`loss_seg = 0` at the top of each batch, then `loss_seg += ce(out_k, y)` over the batch's "
+            "outputs: one batch's sum, dropped at the next reset; a reset under an `if`, every 50 batches, still spans "
+            "iterations and is reported), a dict entry rebound to a number before it is added (`for k, v in d.items(): "
+            "d[k] = v.item()`, then `total += d['loss']`), and a string built with `+=` (`text += '{:.4f}'.format(v)`, "
+            "an f-string, `'%.3f' % v`), "
             "the value of a torchmetrics classification metric (`acc += acc_fn(out, y)` with `acc_fn = "
             "Accuracy(...)`: computed from thresholded or argmax'ed predictions, it has no graph), a value whose "
             "every part that reads the model output or loss is an integer or boolean tensor or follows only from one "
@@ -116,7 +121,8 @@ class HistoryAccumulation(Rule):
                     continue
                 total = e.recv
                 if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e) or \
-                        _helper_without_graph(it, e):
+                        _helper_without_graph(it, e) or _string_built(e.small) or _reset_each_iteration(it, e) or \
+                        _entry_made_number(it, e):
                     continue
                 seen.add(id(e.small))
                 if isinstance(getattr(e.small, "target", None), cst.Subscript):
@@ -284,6 +290,111 @@ def _backpropagated_names(it) -> set[str]:
                 out.add(name)
                 todo.append(name)
     return out
+
+
+def _added_value(small):
+    if isinstance(small, cst.AugAssign):
+        return small.value
+    if isinstance(small, cst.Assign) and isinstance(small.value, cst.BinaryOperation):
+        return small.value.right
+    return None
+
+
+def _string_built(small) -> bool:
+    """`text += '{}: {:.4f}'.format(k, v)`, `text += f"{v:.3f}"`, `text += '%.3f' % v`: a string is built,
+    whatever it formats; no tensor is added."""
+    value = _added_value(small)
+    strings = (cst.SimpleString, cst.ConcatenatedString, cst.FormattedString)
+    if isinstance(value, strings):
+        return True
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "format":
+        return isinstance(value.func.value, strings)
+    return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) and \
+        isinstance(value.left, strings)
+
+
+def _reset_each_iteration(it, e) -> bool:
+    """`loss_seg = 0` as a statement of the training loop's own body, then `loss_seg += ce(out_k, y)` over
+    this batch's outputs: the total is rebound to a fresh constant on every iteration, so it sums one
+    batch's terms and the graph it holds is dropped at the next reset (a reset under an `if`, every
+    100 iterations, is not this: the total spans iterations there)."""
+    flow, loop = it.flow, it.loop
+    acc = flow.step_of.get(id(e.small))
+    if acc is None or loop not in acc.loops:
+        return False
+    before = [b for b in flow.bindings if b.name == e.recv and 0 <= b.step < acc.index]
+    if not before:
+        return False
+    st = flow.steps[before[-1].step]
+    return isinstance(st.node, cst.Assign) and any(line is st.line for line in _body(loop)) and \
+        fresh_constant(it.index, st.node.value)
+
+
+def _body(loop) -> list:
+    body = loop.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+
+
+def _entry_made_number(it, e) -> bool:
+    """`total += d["loss"]` after `for k, v in d.items(): d[k] = v.item()` (or `d["loss"] = d["loss"].item()`):
+    the entry was rebound to a Python number before it is added."""
+    value = _added_value(e.small)
+    if not (isinstance(value, cst.Subscript) and isinstance(value.value, cst.Name) and len(value.slice) == 1 and
+            isinstance(value.slice[0].slice, cst.Index)):
+        return False
+    name, key = value.value.value, value.slice[0].slice.value
+    flow = it.flow
+    acc = flow.step_of.get(id(e.small))
+    if acc is None:
+        return False
+    bound = [b.step for b in flow.bindings if b.name == name and 0 <= b.step < acc.index]
+    for st in flow.steps[(bound[-1] + 1 if bound else 0): acc.index]:  # after `d` itself was last bound
+        node = st.node
+        if not (isinstance(node, cst.Assign) and len(node.targets) == 1 and _to_number(node.value)):
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and
+                target.value.value == name and len(target.slice) == 1 and isinstance(target.slice[0].slice, cst.Index)):
+            continue
+        slot = target.slice[0].slice.value
+        if _same_literal(slot, key):
+            return True
+        if isinstance(slot, cst.Name) and any(_iterates_keys(lp, name, slot.value) for lp in st.loops):
+            return True
+    return False
+
+
+def _to_number(value) -> bool:
+    """`v.item()`, `float(v)`: a Python number."""
+    if not isinstance(value, cst.Call):
+        return False
+    if isinstance(value.func, cst.Attribute):
+        return value.func.attr.value == "item" and not value.args
+    return isinstance(value.func, cst.Name) and value.func.value == "float"
+
+
+def _same_literal(a, b) -> bool:
+    return isinstance(a, cst.SimpleString) and isinstance(b, cst.SimpleString) and \
+        a.evaluated_value == b.evaluated_value
+
+
+def _iterates_keys(loop, name: str, key: str) -> bool:
+    """`for key in d`, `for key in d.keys()`, `for key, v in d.items()`, also under `enumerate(...)`."""
+    if not isinstance(loop, cst.For):
+        return False
+    it, target = loop.iter, loop.target
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and it.args:
+        it = it.args[0].value
+        if isinstance(target, cst.Tuple) and len(target.elements) == 2:
+            target = target.elements[1].value
+    if isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and it.func.attr.value in ("items", "keys"):
+        it_name = it.func.value
+        if it.func.attr.value == "items" and isinstance(target, cst.Tuple) and target.elements:
+            target = target.elements[0].value
+    else:
+        it_name = it
+    return isinstance(it_name, cst.Name) and it_name.value == name and isinstance(target, cst.Name) and \
+        target.value == key
 
 
 def _one_step_total(it, e) -> bool:

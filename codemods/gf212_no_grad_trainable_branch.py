@@ -120,7 +120,10 @@ class NoGradTrainableBranch(Rule):
             "freezes the backbone only for some epochs), modules the optimizer does not hold (a frozen backbone, "
             "a teacher, an EMA or target network), modules frozen in the file (`enc.requires_grad_(False)`, a "
             "`p.requires_grad = False` loop), a module passed to a function or one of whose methods is called with "
-            "gradients on, names like `teacher`/`target`/`ema`, and steps whose optimizer gradfix cannot see."
+            "gradients on, names like `teacher`/`target`/`ema`, and steps whose optimizer gradfix cannot see. A "
+            "call of a wrapper `w(x)` where the optimizer holds `w.module.parameters()` (`w = nn.DataParallel(m)`) "
+            "is a call of `w.module`: a warm-up `w.module(x)` under no_grad next to training calls `w(x)` is "
+            "left alone, and a wrapper called only under no_grad is reported."
         ),
         why=(
             "Under no_grad the module's output has no `grad_fn`: backward() never reaches its parameters, their "
@@ -181,6 +184,8 @@ class NoGradTrainableBranch(Rule):
                     name = dotted(call.func)
                     if name is not None and name.endswith(".forward"):
                         name = name[: -len(".forward")]
+                    if name is not None and name not in trained and f"{name}.module" in trained:
+                        name = f"{name}.module"  # `glow(x)`, the DataParallel wrapper, runs `glow.module`
                     if name in trained:
                         calls.setdefault(name, []).append((call, st.no_grad))
                     elif not st.no_grad:

@@ -10,7 +10,7 @@ from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
     FACTORIES, code_of, copy_chain, is_module_ctor_call, is_optimizer_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
 )
-from gradfix.analysis.tree import walk
+from gradfix.analysis.tree import children as children_of, walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -63,7 +63,11 @@ class UnregisteredSubmodules(Rule):
             "setattr(self, f\"fc{i}\", layer); self.layers.append(layer)`): the modules are registered already, and "
             "`nn.ModuleList` would save every weight under a second state_dict key. A tensor with requires_grad=True "
             "that the class gives to an optimizer of its own (`self.w = torch.ones(2, requires_grad=True); "
-            "self.w_opt = torch.optim.SGD([self.w])`) is kept out of `parameters()` on purpose and left alone."
+            "self.w_opt = torch.optim.SGD([self.w])`) is kept out of `parameters()` on purpose and left alone. A "
+            "table of candidate backbones whose pick a helper returns into a local whose layers are registered "
+            "through another attribute (`base = self._pick(arch); self.trunk = nn.Sequential(*list("
+            "base.children())[:-1])`, the local read only through its attributes) is a factory table, not "
+            "storage: `nn.ModuleDict` would add the unused candidates and change the state_dict keys."
         ),
         why=(
             "`nn.Module.__setattr__` registers only `nn.Module` and `nn.Parameter` values. Modules inside a plain "
@@ -579,8 +583,37 @@ def _stored_method(cls: cst.ClassDef, fn: cst.FunctionDef) -> bool:
         return False
     ids = {id(c) for c in calls}
     stored = [n for n in walk(cls) if type(n) is cst.Assign and len(n.targets) == 1 and
-              _self_attr(n.targets[0].target) is not None and id(n.value) in ids]
+              id(n.value) in ids and (_self_attr(n.targets[0].target) is not None or
+                                      _registered_through_children(cls, n))]
     return len(stored) == len(calls)
+
+
+def _registered_through_children(cls: cst.ClassDef, assign: cst.Assign) -> bool:
+    """`resnet = self._get_basemodel(name)` then `self.features = nn.Sequential(*list(resnet.children())[:-1])`:
+    the pick's layers are registered under another attribute. Every read of the local is an attribute of it
+    (`resnet.fc.in_features`, `resnet.children()`), and one is `.children()` inside a `self.x = ...` value."""
+    target = assign.targets[0].target
+    if type(target) is not cst.Name:
+        return False
+    fn = next((f for f in walk(cls) if type(f) is cst.FunctionDef and any(n is assign for n in walk(f.body))), None)
+    if fn is None:
+        return False
+    name = target.value
+    reads = [n for n in walk(fn.body) if type(n) is cst.Name and n.value == name and n is not target]
+    owners = {}
+    for node in walk(fn.body):
+        for child in children_of(node):
+            owners[id(child)] = node
+    registered = False
+    for r in reads:
+        attr = owners.get(id(r))
+        if type(attr) is not cst.Attribute or attr.value is not r:
+            return False
+        if attr.attr.value in ("children", "named_children"):
+            stmt = next((a for a in walk(fn.body) if type(a) is cst.Assign and len(a.targets) == 1 and
+                         _self_attr(a.targets[0].target) is not None and any(n is r for n in walk(a.value))), None)
+            registered = registered or stmt is not None
+    return registered
 
 
 def _element_values(expr):

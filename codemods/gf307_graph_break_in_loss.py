@@ -85,7 +85,12 @@ class GraphBreakInLoss(Rule):
             "cell fitting plain tensors by hand) is not part of a loss that the training loop binds again, on every "
             "path, before `loss.backward()`. The positional argument of `y.backward(torch.tensor(grad))` "
             "on a tensor is the upstream `gradient`, not a loss: what is backpropagated is `y` (only a non-tensor "
-            "receiver, `accelerator.backward(loss)`, takes its argument as the loss)."
+            "receiver, `accelerator.backward(loss)`, takes its argument as the loss). A detached normalising scale "
+            "(TD3+BC: `lmbda = eta / q.abs().mean().detach(); loss = bc - lmbda * q.mean()`, or `lam * "
+            "q.abs().mean().detach() * mse(pi, a)`) cuts nothing while another factor of the term carries gradient; "
+            "paths are judged against what the stepped optimizer holds (`self.actor_optimizer` built in `__init__` "
+            "trains the actor, not the critic the actor's action is fed to), and a loss bound in exclusive branches "
+            "(`if ...: q_loss = -lmbda * q1.mean() else: q_loss = -lmbda * r(a).mean()`) carries if one branch does."
         ),
         why=(
             "The cut value is a constant to autograd. When it was the only path, `backward()` raises `element 0 of "

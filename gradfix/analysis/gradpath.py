@@ -18,7 +18,7 @@ import libcst as cst
 
 from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flow import Flow, Kind
-from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call
+from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call, is_optimizer_step
 from gradfix.analysis.names import dotted, qualname, target_names
 from gradfix.analysis.trainstep import loss_expressions, optimizer_names
 from gradfix.analysis.tree import calls_in, children, contains, walk
@@ -38,6 +38,12 @@ def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
     if q in BREAK_FUNCS and call.args and call.args[0].keyword is None:
         return call.args[0].value
     return None
+
+
+def _excludes(branch: tuple, other: tuple) -> bool:
+    """Whether a step in `branch` and one in `other` lie in different branches of one if/elif chain."""
+    chains = dict(other)
+    return any(chain in chains and chains[chain] != k for chain, k in branch)
 
 
 def _collected(call) -> tuple[str, list] | None:
@@ -63,6 +69,7 @@ class GradPaths:
         # id(model call or `out["key"]` of the step) -> the cut in the model's forward that empties it
         self.forward_cuts: dict[int, tuple[cst.CSTNode, str, str]] = self._forward_cuts()
         self.preds: set[str] = set()
+        carried_in: dict[str, tuple] = {}  # name -> the branch of the binding that made it carry
         for st in self.flow.steps[: tl.backward.index]:
             node = st.node
             if isinstance(node, (cst.Assign, cst.AnnAssign)) and node.value is not None:
@@ -70,7 +77,13 @@ class GradPaths:
                 carries = not st.no_grad and self.carries(node.value)
                 for t in targets:
                     for name in target_names(t):
-                        (self.preds.add if carries else self.preds.discard)(name)
+                        if carries:
+                            self.preds.add(name)
+                            carried_in[name] = st.branch
+                        elif not _excludes(st.branch, carried_in.get(name, ())):
+                            # a binding in a sibling branch (`if ...: q_loss = -q1.mean() else: q_loss =
+                            # -r_fun(a).mean()`) runs instead of the carrying one, not after it: may carry
+                            self.preds.discard(name)
             elif isinstance(node, cst.AugAssign):
                 for name in target_names(node.target):
                     if not st.no_grad and self.carries(node.value):
@@ -105,7 +118,27 @@ class GradPaths:
                     found |= self._model_calls(self._segment())
             if found:
                 return found, f"the modules {' and '.join(shown)} {'optimizes' if len(shown) == 1 else 'optimize'}"
+        held = self._attribute_optimizer()
+        if held:
+            return held[1], f"the modules `{held[0]}` optimizes"
         return self._model_calls(self._segment()), "the model called in this step"
+
+    def _attribute_optimizer(self) -> tuple[str, set[str]] | None:
+        """`self.actor_optimizer.step()` after this backward, the optimizer built in another method of the
+        class (`Adam(self.actor.parameters())` in `__init__`): the modules it holds. An actor step that also
+        calls the critic (`q = self.critic(s, self.actor(s))`) trains the actor, not the critic."""
+        step = self.tl.opt_step
+        if step is None:
+            return None
+        for call in calls_in(step.node):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
+                recv = dotted(call.func.value)
+                if recv and recv.startswith("self.") and is_optimizer_step(call, self.flow):
+                    owners = self.modules_optimized_by(recv)
+                    # `AdamW(model.parameters())` in `__init__` names that method's local, not this one's
+                    ok = owners and all(o.startswith("self.") for o in owners)
+                    return (recv, owners) if ok else None
+        return None
 
     def _segment(self) -> list:
         """The simple statements of this backward's segment: a critic updated by an earlier backward() of
