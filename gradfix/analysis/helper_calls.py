@@ -14,7 +14,7 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.numbers import _harmless_decorator, _own_nodes, _record_target, is_number
+from gradfix.analysis.numbers import _own_nodes, is_number, returns_and_bindings
 from gradfix.analysis.tree import walk
 
 _PLACEHOLDER = re.compile(r"_{3,}")
@@ -59,32 +59,12 @@ def call_returns_number(index, call: cst.Call, arg_is_number) -> bool:
 
 
 def _def_returns_number(index, fn: cst.FunctionDef, call: cst.Call, arg_is_number) -> bool:
-    if fn.asynchronous is not None or not all(_harmless_decorator(d.decorator) for d in fn.decorators):
-        return False
-    args = _arguments(fn, call)
+    read = returns_and_bindings(fn)
+    args = _arguments(fn, call) if read is not None else None
     if args is None:
         return False
+    returns, assigned = read
     params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
-    assigned: dict[str, list] = {}
-    returns = []
-    for node in _own_nodes(fn):
-        if isinstance(node, cst.Return):
-            returns.append(node.value)
-        elif isinstance(node, cst.Assign):
-            for t in node.targets:
-                _record_target(assigned, t.target, node.value)
-        elif isinstance(node, (cst.AugAssign, cst.AnnAssign)):
-            _record_target(assigned, node.target, node.value)
-        elif isinstance(node, (cst.For, cst.CompFor)):
-            _record_target(assigned, node.target, None)
-        elif isinstance(node, cst.WithItem) and node.asname is not None:
-            _record_target(assigned, node.asname.name, None)
-        elif isinstance(node, (cst.Global, cst.Nonlocal, cst.Yield)):
-            return False
-        elif isinstance(node, cst.NamedExpr):
-            _record_target(assigned, node.target, node.value)
-    if not returns or any(v is None for v in returns):
-        return False
 
     def names(name: cst.Name):
         if name.value in params:

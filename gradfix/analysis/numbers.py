@@ -90,8 +90,28 @@ def _returns(index, name: str, depth: int, test, key: str) -> bool:
 
 
 def _function_returns(index, fn: cst.FunctionDef, depth: int, test) -> bool:
-    if fn.asynchronous is not None or not all(_harmless_decorator(d.decorator) for d in fn.decorators):
+    read = returns_and_bindings(fn)
+    if read is None:
         return False
+    returns, assigned = read
+    params = {p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params) +
+              list(fn.params.kwonly_params)}
+
+    def names(name: cst.Name):
+        if name.value in params:
+            return None
+        return assigned.get(name.value)
+
+    return all(test(index, v, names, depth) for v in returns)
+
+
+def returns_and_bindings(fn: cst.FunctionDef) -> tuple[list, dict[str, list]] | None:
+    """The values a plain function returns and what each of its own names is bound to (None for a value
+    not known: a loop target, a `with ... as`, a `global`/`nonlocal` name); None when its call's value is not
+    what it returns or a return gives nothing: async, decorated by anything but a known harmless decorator, a
+    generator, a bare `return`."""
+    if fn.asynchronous is not None or not all(_harmless_decorator(d.decorator) for d in fn.decorators):
+        return None
     assigned: dict[str, list] = {}
     returns = []
     for node in _own_nodes(fn):
@@ -104,24 +124,18 @@ def _function_returns(index, fn: cst.FunctionDef, depth: int, test) -> bool:
             _record_target(assigned, node.target, node.value)
         elif isinstance(node, (cst.For, cst.CompFor)):
             _record_target(assigned, node.target, None)
-        elif isinstance(node, (cst.WithItem,)) and node.asname is not None:
+        elif isinstance(node, cst.WithItem) and node.asname is not None:
             _record_target(assigned, node.asname.name, None)
         elif isinstance(node, (cst.Global, cst.Nonlocal)):
             for n in node.names:
                 assigned.setdefault(n.name.value, []).append(None)
+        elif isinstance(node, cst.Yield):
+            return None
         elif isinstance(node, cst.NamedExpr):
             _record_target(assigned, node.target, node.value)
     if not returns or any(v is None for v in returns):
-        return False
-    params = {p.name.value for p in list(fn.params.posonly_params) + list(fn.params.params) +
-              list(fn.params.kwonly_params)}
-
-    def names(name: cst.Name):
-        if name.value in params:
-            return None
-        return assigned.get(name.value)
-
-    return all(test(index, v, names, depth) for v in returns)
+        return None
+    return returns, assigned
 
 
 def _harmless_decorator(dec) -> bool:
