@@ -38,8 +38,10 @@ def test_same_findings_and_text(engine, case):
 
 
 def test_edit_sequences_match_whole_file_parses(engine):
+    # every fifth golden case (about 95 files of every rule, in path order), six random edits each: the
+    # whole golden set is covered edit-free by test_same_findings_and_text above
     rng = random.Random(7)
-    for case in CASES[::3]:
+    for case in CASES[::5]:
         parser = IncrementalParser()
         original = case.read_text()
         engine.lint_source(original, "t.py", incremental=parser)
