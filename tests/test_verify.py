@@ -747,3 +747,22 @@ def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
     assert alone.verdict == "fixes-crash", alone  # the package is found from the __init__.py chain alone
     assert outside.verdict == "untestable" and "module not importable in isolation" in outside.detail, outside
     assert "relative import" in outside.detail
+
+
+def test_contract_modules_load_only_until_the_kind_is_found():
+    """The first verdict of a module or scale check must not wait for libcst (checks_loop.py, about 0.5 s cold):
+    `extra_checks(kind)` imports the checks_* modules only until one defines the kind, the loop checks last."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from gradfix.verify import checks\n"
+        "assert 'scale' in checks.extra_checks('scale') and 'gains-grad' in checks.extra_checks('gains-grad')\n"
+        "print('gradfix.verify.checks_loop' in sys.modules, 'libcst' in sys.modules)\n"
+        "assert 'train-loop' in checks.extra_checks('train-loop')\n"
+        "print('gradfix.verify.checks_loop' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["False", "False", "True"]

@@ -32,7 +32,6 @@ import sys
 from typing import Callable
 
 import torch
-import functools
 from dataclasses import replace
 
 from . import source as S
@@ -96,7 +95,7 @@ def _run(req: VerifyRequest) -> Outcome:
         "fd-probe": check_fd_probe,
     }
     if kind not in checks:  # the other kinds' modules load only when needed (libcst costs ~0.5 s cold)
-        checks.update(extra_checks())
+        checks.update(extra_checks(kind))
     if kind not in checks:
         why = "; ".join(f"{m} cannot be imported in {sys.executable}: {e}" for m, e in UNAVAILABLE.items())
         return Outcome("untestable", f"unknown contract kind {kind!r}" + (f" ({why})" if why else ""), None)
@@ -154,24 +153,36 @@ def _require_coverage(ctx: Ctx, out: Outcome) -> Outcome:
 UNAVAILABLE: dict[str, str] = {}  # checks_* modules that could not be imported here, and why
 
 
-@functools.lru_cache(maxsize=1)
-def extra_checks() -> dict[str, Callable[[Ctx], Outcome]]:
+_FOUND: dict[str, Callable[[Ctx], Outcome]] = {}
+_LOADED: set[str] = set()
+_LAST = ("checks_loop",)  # imports libcst (about 0.5 s cold): loaded only for its kinds, or for all
+
+
+def extra_checks(kind: str | None = None) -> dict[str, Callable[[Ctx], Outcome]]:
     """Contract kinds defined in other modules of this package: each `gradfix/verify/checks_*.py`
-    exports `CHECKS = {"kind": check_function}` (a check takes a Ctx and returns an Outcome)."""
+    exports `CHECKS = {"kind": check_function}` (a check takes a Ctx and returns an Outcome).
+    With `kind`, modules are imported only until one defines it (the loop checks' module last), so
+    that the first verdict of another kind does not wait for libcst."""
     import importlib
     import pkgutil
 
-    found: dict[str, Callable[[Ctx], Outcome]] = {}
+    if kind is not None and kind in _FOUND:
+        return _FOUND
     package = os.path.dirname(__file__)
-    for info in sorted(pkgutil.iter_modules([package]), key=lambda m: m.name):
-        if info.name.startswith("checks_"):
-            try:
-                module = importlib.import_module(f"gradfix.verify.{info.name}")
-            except ImportError as e:  # e.g. libcst does not load in the project's interpreter
-                UNAVAILABLE[info.name] = fmt_exc(e)
-                continue
-            found.update(getattr(module, "CHECKS", {}))
-    return found
+    names = sorted(m.name for m in pkgutil.iter_modules([package]) if m.name.startswith("checks_"))
+    for name in sorted(names, key=lambda n: (n in _LAST, n)):
+        if name in _LOADED:
+            continue
+        _LOADED.add(name)
+        try:
+            module = importlib.import_module(f"gradfix.verify.{name}")
+        except ImportError as e:  # e.g. libcst does not load in the project's interpreter
+            UNAVAILABLE[name] = fmt_exc(e)
+            continue
+        _FOUND.update(getattr(module, "CHECKS", {}))
+        if kind is not None and kind in _FOUND:
+            break
+    return _FOUND
 
 
 def check_fd_probe(ctx: Ctx) -> Outcome:
