@@ -125,7 +125,22 @@ def is_kept(stmt: ast.stmt) -> bool:
     return False
 
 
+_ASSIGNED: dict[int, tuple[ast.AST, frozenset[str]]] = {}  # id(stmt) -> (stmt, names): one check asks ~50 times
+
+
 def _assigned_names(stmt: ast.AST) -> set[str]:
+    """Every name `stmt` binds, at any depth (a fresh set per call; computed once per statement: the trees of a
+    check are never changed in place, the instrumented and rewritten ones are copies)."""
+    hit = _ASSIGNED.get(id(stmt))
+    if hit is None or hit[0] is not stmt:
+        if len(_ASSIGNED) > 4096:
+            _ASSIGNED.clear()
+        hit = (stmt, frozenset(_walk_assigned(stmt)))
+        _ASSIGNED[id(stmt)] = hit
+    return set(hit[1])
+
+
+def _walk_assigned(stmt: ast.AST) -> set[str]:
     out: set[str] = set()
     for node in ast.walk(stmt):
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
