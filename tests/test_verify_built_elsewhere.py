@@ -317,3 +317,41 @@ def test_enclosing_calls_skip_a_parameter_the_constructor_mutates():
 
     found = enclosing_calls(ast.parse(textwrap.dedent(BLOCKS)), "FeedForward")
     assert [(e.holder, e.text, e.params) for e in found] == [("Block", "FeedForward(cfg)", ["cfg"])]
+
+
+FLOAT32_INSIDE = """
+import torch
+import torch.nn as nn
+
+
+class Policy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(x) @ torch.ones(2, 2, dtype=torch.float32)
+
+
+policy = Policy()
+
+
+def act(obs):
+    return policy.forward(obs)
+"""
+
+
+def test_forward_call_on_a_module_that_rejects_float64_is_untestable_saying_so(verifier, tmp_path):
+    """A forward that mixes in a float32 tensor of its own raises on every float64 input: the forward-call check
+    (float64 only) says so instead of leaking the module check's retry signal as a verifier error."""
+    from gradfix.codemods import RULES_BY_ID
+    from gradfix.engine import Engine
+
+    findings, errors = Engine([RULES_BY_ID["GF305"]]).lint_source(FLOAT32_INSIDE, "agent.py")
+    assert errors == [] and len(findings) == 1, findings
+    req = VerifyRequest(path=str(tmp_path / "agent.py"), original=FLOAT32_INSIDE,
+                        rewritten=swap(FLOAT32_INSIDE, "policy.forward(obs)", "policy(obs)"), rule="GF305",
+                        line=findings[0].span.line, contract=dict(findings[0].fix.contract), project_root=None)
+    (out,) = verifier.verify_many([req])
+    assert out.verdict == "untestable", out
+    assert "raises dtype errors on every float64 input" in out.detail and "verifier error" not in out.detail, out

@@ -21,7 +21,7 @@ import torch
 import torch.nn as nn
 
 from .runtime import (
-    SEED_RUN, Outcome, Untestable, flatten, fmt_exc, is_gpu_error, plural, projected_loss, rel_diff, seeded,
+    SEED_RUN, Outcome, Untestable, _RetryFp32, flatten, fmt_exc, is_gpu_error, plural, projected_loss, rel_diff, seeded,
 )
 from .context import Ctx, fixture_hint
 from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, make_leaves, required_params
@@ -424,6 +424,9 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         inputs = infer_input(recv, [model], ctx.dtype, ctx.explain)
     except Untestable as u:
         return Outcome("untestable", str(u), unit)
+    except _RetryFp32:  # the module check retries in float32; this one runs in float64 only
+        return Outcome("untestable", f"`{recv}` raises dtype errors on every float64 input tried (a float32 tensor made "
+                       f"inside it?); the forward-call check runs in float64 only", unit)
     leaves = make_leaves(inputs, ctx.dtype)
     lines = setup.splitlines()
     built = lines[0]
