@@ -127,17 +127,12 @@ class GradPaths:
         """`self.actor_optimizer.step()` after this backward, the optimizer built in another method of the
         class (`Adam(self.actor.parameters())` in `__init__`): the modules it holds. An actor step that also
         calls the critic (`q = self.critic(s, self.actor(s))`) trains the actor, not the critic."""
-        step = self.tl.opt_step
-        if step is None:
-            return None
-        for call in calls_in(step.node):
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
-                recv = dotted(call.func.value)
-                if recv and recv.startswith("self.") and is_optimizer_step(call, self.flow):
-                    owners = self.modules_optimized_by(recv)
-                    # `AdamW(model.parameters())` in `__init__` names that method's local, not this one's
-                    ok = owners and all(o.startswith("self.") for o in owners)
-                    return (recv, owners) if ok else None
+        for call, recv in step_calls(self.tl):
+            if recv and recv.startswith("self.") and is_optimizer_step(call, self.flow):
+                owners = self.modules_optimized_by(recv)
+                # `AdamW(model.parameters())` in `__init__` names that method's local, not this one's
+                ok = owners and all(o.startswith("self.") for o in owners)
+                return (recv, owners) if ok else None
         return None
 
     def _segment(self) -> list:
@@ -503,6 +498,16 @@ def straight_through(call: cst.Call, index) -> bool:
     return False
 
 
+def step_calls(tl: TrainingLoop):
+    """The argument-less `.step()` calls of the loop's optimizer-step statement, with their receivers as written
+    (`opt`, `self.opt`; None when not a dotted name), in source order."""
+    if tl.opt_step is None:
+        return
+    for call in calls_in(tl.opt_step.node):
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
+            yield call, dotted(call.func.value)
+
+
 def optimized_parts(tl: TrainingLoop) -> set[str] | None:
     """The modules, as written (`self.model.heads[-1]`), whose `.parameters()` the optimizer this step runs
     (`opt.step()`, `self.opt.step()`) was built from in this scope: `torch.optim.SGD(self.model.heads[-1]
@@ -511,9 +516,8 @@ def optimized_parts(tl: TrainingLoop) -> set[str] | None:
     if tl.opt_step is None:
         return None
     recv = None
-    for call in calls_in(tl.opt_step.node):
-        if isinstance(call.func, cst.Attribute) and call.func.attr.value == "step" and not call.args:
-            recv = dotted(call.func.value)
+    for _call, recv in step_calls(tl):
+        pass  # the statement's last `.step()`
     bound = [b for b in tl.flow.bindings if recv is not None and b.name == recv and 0 <= b.step < tl.opt_step.index]
     if not bound:
         return None
