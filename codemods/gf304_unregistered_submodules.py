@@ -10,18 +10,12 @@ from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
     FACTORIES, code_of, copy_chain, is_module_ctor_call, is_optimizer_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
 )
-from gradfix.analysis.tree import children as children_of, walk
+from gradfix.analysis.registration import (
+    REGISTERING_METHODS, lookup_table, registered_by_loop, registering_helpers, self_attr,
+)
+from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
-
-# calls that register what they are given (the attribute is then a second, harmless reference)
-_REGISTERING_METHODS = frozenset({"add_module", "register_module", "register_parameter", "register_buffer"})
-
-
-def _self_attr(expr) -> str | None:
-    if type(expr) is cst.Attribute and type(expr.value) is cst.Name and expr.value.value == "self":
-        return expr.attr.value
-    return None
 
 
 class UnregisteredSubmodules(Rule):
@@ -31,7 +25,7 @@ class UnregisteredSubmodules(Rule):
     docs = RuleDocs(
         what=(
             "In `__init__` of an `nn.Module` class, finds `self.x = [...]` / `(...)` / `{...}` (displays and "
-            "comprehensions) whose elements are all module constructors, `self.x = []` / `{}` later filled with "
+            "comprehensions) whose elements are all module constructors, `self.x = []` / `{}` (or `list()` / `dict()`) later filled with "
             "`self.x.append(Block())` / `self.x[k] = Block()`, with groups of modules "
             "(`self.x.append([nn.Linear(8, 8), nn.Tanh()])`), or with the modules the constructor is given "
             "(`for layer in layers: self.x.append(layer)`, where every construction of the class in the file passes "
@@ -160,24 +154,24 @@ class UnregisteredSubmodules(Rule):
             node = st.node
             if isinstance(node, cst.Assign) and len(node.targets) == 1:
                 target = node.targets[0].target
-                attr = _self_attr(target)
+                attr = self_attr(target)
                 if attr is not None:
                     assigns.setdefault(attr, []).append(node)
-                elif isinstance(target, cst.Subscript) and _self_attr(target.value) is not None:
+                elif isinstance(target, cst.Subscript) and self_attr(target.value) is not None:
                     ctor = self._module_value(flow, node.value, index)
                     if ctor is not None:
-                        filled.setdefault(_self_attr(target.value), []).append(ctor)
+                        filled.setdefault(self_attr(target.value), []).append(ctor)
                     elif _parameter_call(node.value, index.imports):
                         key = target.slice[0].slice if len(target.slice) == 1 else None
                         text_key = isinstance(key, cst.Index) and isinstance(key.value, (cst.SimpleString,
                                                                                          cst.FormattedString))
-                        param_fills.setdefault(_self_attr(target.value), []).append("key" if text_key else "other")
-            if isinstance(node, cst.AugAssign) and _self_attr(node.target) is not None:
+                        param_fills.setdefault(self_attr(target.value), []).append("key" if text_key else "other")
+            if isinstance(node, cst.AugAssign) and self_attr(node.target) is not None:
                 for ctor in self._elements(flow, node.value, index) or []:
-                    filled.setdefault(_self_attr(node.target), []).append(ctor)
+                    filled.setdefault(self_attr(node.target), []).append(ctor)
         if not assigns:
             return
-        helpers = _registering_helpers(cls)
+        helpers = registering_helpers(cls)
         # one pass over the class (exact type tests: isinstance against libcst's classes is slow)
         for node in walk(cls):
             kind = type(node)
@@ -186,16 +180,16 @@ class UnregisteredSubmodules(Rule):
                 # and the loop that fills the list and registers each element it appends
                 # (`layer = Block(); setattr(self, f"fc{i}", layer); self.x.append(layer)`): the modules
                 # are registered already, and `nn.ModuleList` would save each of them twice in state_dict
-                registered |= _registered_by_loop(node, helpers)
+                registered |= registered_by_loop(node, helpers)
                 if kind is cst.For:
                     continue
             if kind is not cst.Call:
                 continue
             func = node.func
             # self.x.append(Block()) / self.x.extend([...])
-            if type(func) is cst.Attribute and _self_attr(func.value) is not None and \
+            if type(func) is cst.Attribute and self_attr(func.value) is not None and \
                     func.attr.value in ("append", "extend", "insert") and node.args:
-                attr = _self_attr(func.value)
+                attr = self_attr(func.value)
                 value = node.args[-1].value
                 ctors = [self._module_value(flow, value, index)] if func.attr.value != "extend" else \
                     (self._elements(flow, value, index) or [])
@@ -213,16 +207,16 @@ class UnregisteredSubmodules(Rule):
             # anything that registers `self.x` another way
             q = qualname(func, index.imports) or ""
             registering = (q.startswith("torch.nn.") and not q.startswith(("torch.nn.functional", "torch.nn.init"))) or (
-                type(func) is cst.Attribute and func.attr.value in _REGISTERING_METHODS) or q == "setattr"
+                type(func) is cst.Attribute and func.attr.value in REGISTERING_METHODS) or q == "setattr"
             if registering:
                 for arg in node.args:
                     for sub in walk(arg.value):
-                        attr = _self_attr(sub)
+                        attr = self_attr(sub)
                         if attr is not None:
                             registered.add(attr)
             # state differentiated with torch.autograd.grad: a parameter would change its meaning
             if q in ("torch.autograd.grad", "torch.autograd.functional.jacobian"):
-                registered |= {a for a in (_self_attr(n) for n in walk(node)) if a}
+                registered |= {a for a in (self_attr(n) for n in walk(node)) if a}
         # state managed by hand: reassigned outside __init__ (reset each episode, meta-learning context
         # parameters)
         for stmt in cls.body.body:
@@ -231,14 +225,14 @@ class UnregisteredSubmodules(Rule):
                     kind = type(node)
                     if kind is cst.Assign or kind is cst.AugAssign:
                         targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
-                        registered |= {a for a in (_self_attr(t) for t in targets) if a}
+                        registered |= {a for a in (self_attr(t) for t in targets) if a}
         for attr, nodes in assigns.items():
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
             finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
             if finding is None and attr not in filled:
                 finding = self._parameters(ctx, cls, attr, nodes[0], param_fills.get(attr, []))
-            if finding is not None and not _lookup_table(index, cls, attr, nodes[0]):
+            if finding is not None and not lookup_table(index, cls, attr, nodes[0]):
                 # (a table of candidates is left alone: the chosen one is registered where it is kept)
                 yield finding
 
@@ -250,7 +244,7 @@ class UnregisteredSubmodules(Rule):
             for st in flow.steps:  # a module also kept as `self.attr` is registered there
                 node = st.node
                 if isinstance(node, cst.Assign) and isinstance(node.value, cst.Name) and \
-                        node.value.value == expr.value and any(_self_attr(t.target) for t in node.targets):
+                        node.value.value == expr.value and any(self_attr(t.target) for t in node.targets):
                     return None
             for bd in reversed(flow.bindings):
                 if bd.name == expr.value and isinstance(bd.value, cst.BaseExpression):
@@ -309,15 +303,16 @@ class UnregisteredSubmodules(Rule):
         contract = {"kind": "registers-params", "class": cls.name.value, "attrs": [attr]}
         # modules in a container
         ctors = self._elements(None, value, index)
-        empty = isinstance(value, (cst.List, cst.Dict)) and not value.elements
+        shape = _empty_container(value, imports) or type(value)
+        empty = shape is not type(value) or (isinstance(value, (cst.List, cst.Dict)) and not value.elements)
         if ctors is not None or (empty and filled):
             ctors = ctors if ctors is not None else filled
             if not any(trains(c, index) for c in ctors):
                 return None  # parameter-free modules only (torch's, or a project class): nothing to train or save
-            is_dict = isinstance(value, (cst.Dict, cst.DictComp))
+            is_dict = shape in (cst.Dict, cst.DictComp)
             wrapper = "ModuleDict" if is_dict else "ModuleList"
             kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
-                    cst.DictComp: "dict comprehension", cst.GeneratorExp: "generator", cst.Set: "set"}[type(value)]
+                    cst.DictComp: "dict comprehension", cst.GeneratorExp: "generator", cst.Set: "set"}[shape]
             how = f"of {_names(ctors)}" if not empty else {
                 None: f"filled later with {_names(ctors)}",
                 "grouped": f"filled later with lists of {_names(ctors)}",
@@ -368,8 +363,9 @@ class UnregisteredSubmodules(Rule):
         index = ctx.index
         value = node.value
         target = f"self.{attr}"
-        is_dict = isinstance(value, (cst.Dict, cst.DictComp))
-        if isinstance(value, (cst.List, cst.Dict)) and not value.elements:
+        shape = _empty_container(value, index.imports) or type(value)
+        is_dict = shape in (cst.Dict, cst.DictComp)
+        if shape is not type(value) or (isinstance(value, (cst.List, cst.Dict)) and not value.elements):
             if not fills or (is_dict and any(f != "key" for f in fills)) or \
                     (not is_dict and any(f != "append" for f in fills)):
                 return None
@@ -383,7 +379,7 @@ class UnregisteredSubmodules(Rule):
             return None  # handed to an optimizer of its own: kept out of parameters() on purpose
         wrapper = "ParameterDict" if is_dict else "ParameterList"
         kind = {cst.List: "list", cst.Tuple: "tuple", cst.Dict: "dict", cst.ListComp: "list comprehension",
-                cst.DictComp: "dict comprehension"}.get(type(value), "container")
+                cst.DictComp: "dict comprehension"}.get(shape, "container")
         message = (f"`{target}` is a plain {kind} {how}: a Parameter is registered only when it is an attribute's "
                    f"own value, so these are missing from parameters() and state_dict, the optimizer never updates "
                    f"them and `.to(device)` leaves them behind; use nn.{wrapper}")
@@ -428,6 +424,15 @@ class UnregisteredSubmodules(Rule):
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
 
 
+def _empty_container(expr, imports):
+    """`cst.Dict` / `cst.List` for the builtin calls `dict()` / `list()` (an empty container spelled as a call), else
+    None."""
+    if type(expr) is cst.Call and not expr.args and type(expr.func) is cst.Name and expr.func.value in ("dict", "list") \
+            and qualname(expr.func, imports) == expr.func.value:
+        return cst.Dict if expr.func.value == "dict" else cst.List
+    return None
+
+
 def _affine_off(expr) -> bool:
     """`nn.LayerNorm(d, elementwise_affine=False)`, `nn.BatchNorm1d(n, affine=False)`: no trainable parameter."""
     while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and isinstance(expr.func.value, cst.Call):
@@ -455,173 +460,6 @@ def _own_optimizer(cls: cst.ClassDef, target: str, imports) -> bool:
             if any(code_of(n) == target for n in walk(node) if isinstance(n, cst.Attribute)):
                 return True
     return False
-
-
-def _registering_call(node, helpers: frozenset[str]) -> bool:
-    """`self.add_module(name, m)` / `self.register_module(...)` / `setattr(self, name, m)` /
-    `self.__setattr__(name, m)`, or a method of the class that registers what it is given."""
-    if type(node) is not cst.Call:
-        return False
-    func = node.func
-    if type(func) is cst.Attribute:
-        if func.attr.value in _REGISTERING_METHODS:
-            return True
-        if func.attr.value == "__setattr__" and type(func.value) is cst.Name and func.value.value == "self":
-            return True
-        return _self_attr(func) in helpers
-    return type(func) is cst.Name and func.value == "setattr" and bool(node.args) and \
-        type(node.args[0].value) is cst.Name and node.args[0].value.value == "self"
-
-
-def _registering_helpers(cls: cst.ClassDef) -> frozenset[str]:
-    """Methods of the class that register one of their parameters (`def _add(self, name, layer):
-    self.add_module(name, layer)`)."""
-    found = set()
-    for stmt in cls.body.body:
-        if type(stmt) is not cst.FunctionDef or stmt.name.value == "__init__":
-            continue
-        params = {p.name.value for p in (*stmt.params.posonly_params, *stmt.params.params, *stmt.params.kwonly_params)}
-        params.discard("self")
-        for node in walk(stmt.body):
-            if _registering_call(node, frozenset()) and any(
-                    type(n) is cst.Name and n.value in params for a in node.args for n in walk(a.value)):
-                found.add(stmt.name.value)
-                break
-    return frozenset(found)
-
-
-def _loop_parts(loop) -> tuple[list, list]:
-    """(the expressions iterated over, the nodes run per element) of a loop or comprehension."""
-    kind = type(loop)
-    if kind is cst.For:
-        return [loop.iter], [loop.body]
-    if kind is cst.While:
-        return [], [loop.body]
-    iters, comp = [], loop.for_in
-    while comp is not None:
-        iters.append(comp.iter)
-        iters.extend(cond.test for cond in comp.ifs)
-        comp = comp.inner_for_in
-    body = [loop.key, loop.value] if kind is cst.DictComp else [loop.elt]
-    return iters, body
-
-
-def _registered_by_loop(loop, helpers: frozenset[str]) -> set[str]:
-    """Attributes whose modules a loop (or comprehension) registers one by one: the list it
-    iterates over, and the list it fills with the same values it registers."""
-    iters, body = _loop_parts(loop)
-    calls = [n for b in body for n in walk(b) if _registering_call(n, helpers)]
-    if not calls:
-        return set()
-    found = {a for it in iters for a in (_self_attr(n) for n in walk(it)) if a}
-    given = {code_of(a.value) for c in calls for a in c.args}
-    for b in body:
-        for node in walk(b):
-            kind = type(node)
-            values, attr = [], None
-            if kind is cst.Call and type(node.func) is cst.Attribute and node.args and \
-                    node.func.attr.value in ("append", "insert", "extend"):
-                attr, last = _self_attr(node.func.value), node.args[-1].value
-                values = list(_element_values(last)) if node.func.attr.value == "extend" else [last]
-            elif kind is cst.Assign and len(node.targets) == 1 and type(node.targets[0].target) is cst.Subscript:
-                attr, values = _self_attr(node.targets[0].target.value), [node.value]
-            elif kind is cst.AugAssign:
-                attr, values = _self_attr(node.target), list(_element_values(node.value))
-            if attr is not None and any(code_of(v) in given for v in values):
-                found.add(attr)
-    return found
-
-
-def _lookup_table(index, cls: cst.ClassDef, attr: str, assign: cst.Assign) -> bool:
-    """`self.x` is only read as `self.x[key]`, and each pick is kept in another attribute:
-    `self.backbone = self.models[name]`, or a method returns the pick (directly or through a
-    local name) and every call of that method is stored as `self.attr = self.pick(...)`. The
-    container is a table of candidates; registering it would add the unused ones and save the
-    chosen one under two state_dict keys."""
-    parents = index.parents
-    picks = 0
-    for node in walk(cls):
-        if not (type(node) is cst.Attribute and _self_attr(node) == attr) or index.parents.get(node) is \
-                assign.targets[0]:
-            continue
-        sub = parents.get(node)
-        if type(sub) is not cst.Subscript or sub.value is not node:
-            return False
-        holder = parents.get(sub)
-        if type(holder) is cst.Assign and holder.value is sub and len(holder.targets) == 1:
-            target = holder.targets[0].target
-            if _self_attr(target) is not None:
-                picks += 1
-                continue
-            fn = index.enclosing(sub, (cst.FunctionDef,))
-            if type(target) is cst.Name and fn is not None and _returned_only(fn, target.value) and \
-                    _stored_method(cls, fn):
-                picks += 1
-                continue
-            return False
-        if type(holder) is cst.Return:
-            fn = index.enclosing(sub, (cst.FunctionDef,))
-            if fn is not None and _stored_method(cls, fn):
-                picks += 1
-                continue
-        return False
-    return picks > 0
-
-
-def _returned_only(fn: cst.FunctionDef, name: str) -> bool:
-    """Local `name` of `fn` is bound once and read only by `return name`."""
-    reads = [n for n in walk(fn.body) if type(n) is cst.Name and n.value == name]
-    returns = [n for n in walk(fn.body) if type(n) is cst.Return and type(n.value) is cst.Name and n.value.value == name]
-    return len(returns) >= 1 and len(reads) == len(returns) + 1
-
-
-def _stored_method(cls: cst.ClassDef, fn: cst.FunctionDef) -> bool:
-    """Every call of method `fn` in the class is `self.attr = self.fn(...)` (at least one)."""
-    calls = [n for n in walk(cls) if type(n) is cst.Call and type(n.func) is cst.Attribute and
-             _self_attr(n.func) == fn.name.value]
-    if not calls:
-        return False
-    ids = {id(c) for c in calls}
-    stored = [n for n in walk(cls) if type(n) is cst.Assign and len(n.targets) == 1 and
-              id(n.value) in ids and (_self_attr(n.targets[0].target) is not None or
-                                      _registered_through_children(cls, n))]
-    return len(stored) == len(calls)
-
-
-def _registered_through_children(cls: cst.ClassDef, assign: cst.Assign) -> bool:
-    """`resnet = self._get_basemodel(name)` then `self.features = nn.Sequential(*list(resnet.children())[:-1])`:
-    the pick's layers are registered under another attribute. Every read of the local is an attribute of it
-    (`resnet.fc.in_features`, `resnet.children()`), and one is `.children()` inside a `self.x = ...` value."""
-    target = assign.targets[0].target
-    if type(target) is not cst.Name:
-        return False
-    fn = next((f for f in walk(cls) if type(f) is cst.FunctionDef and any(n is assign for n in walk(f.body))), None)
-    if fn is None:
-        return False
-    name = target.value
-    reads = [n for n in walk(fn.body) if type(n) is cst.Name and n.value == name and n is not target]
-    owners = {}
-    for node in walk(fn.body):
-        for child in children_of(node):
-            owners[id(child)] = node
-    registered = False
-    for r in reads:
-        attr = owners.get(id(r))
-        if type(attr) is not cst.Attribute or attr.value is not r:
-            return False
-        if attr.attr.value in ("children", "named_children"):
-            stmt = next((a for a in walk(fn.body) if type(a) is cst.Assign and len(a.targets) == 1 and
-                         _self_attr(a.targets[0].target) is not None and any(n is r for n in walk(a.value))), None)
-            registered = registered or stmt is not None
-    return registered
-
-
-def _element_values(expr):
-    if type(expr) in (cst.List, cst.Tuple):
-        for el in expr.elements:
-            yield el.value
-    else:
-        yield expr
 
 
 def _names(ctors: list[str]) -> str:

@@ -41,7 +41,7 @@ class Facts:
     subscript_store: bool            # an item assignment (`x[i] = v`, `x[i] += v`)
     true_arg: bool                   # a call given the literal `True` (positionally or as a keyword)
     init_class: bool                 # a class whose body defines `__init__`
-    attr_container: bool             # `x.a = [...]` (a display or comprehension of a list, tuple, set or dict)
+    attr_container: bool             # `x.a = [...]` (a display or comprehension of a list, tuple, set or dict; `dict()`)
     relative_import: bool            # `from . import x`: a qualified name may take its package from the path
     imported_as: frozenset[tuple[str, str]]  # (local name, last part of what it imports) per import alias
     tree: ast.Module | None = None   # the tree itself, for the conditions decided per scope (below)
@@ -197,11 +197,12 @@ class Facts:
                                 and target.value.id == "self":
                             kind = type(node.value)
                             call = call or kind is ast.Call
-                            if container or kind not in _CONTAINERS:
+                            empty_call = _empty_call(node.value)
+                            if container or (kind not in _CONTAINERS and not empty_call):
                                 continue
-                            if _calls_only(node.value):
+                            if not empty_call and _calls_only(node.value):
                                 container = True
-                            elif type(node.value) in (ast.List, ast.Dict) and not _elements(node.value):
+                            elif empty_call or (type(node.value) in (ast.List, ast.Dict) and not _elements(node.value)):
                                 if filled is None:
                                     filled = _filled_attrs(cls, ix)
                                 container = target.attr in filled
@@ -209,6 +210,12 @@ class Facts:
 
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _empty_call(value) -> bool:
+    """`dict()` / `list()`: an empty container spelled as a call (GF304's `_empty_container`)."""
+    return type(value) is ast.Call and not value.args and not value.keywords and type(value.func) is ast.Name \
+        and value.func.id in ("dict", "list")
 
 
 def _elements(value) -> list:
@@ -301,7 +308,7 @@ def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
                 discarded.add(value.func.attr)
         elif kind is ast.Assign:
             if not attr_container and len(node.targets) == 1 and type(node.targets[0]) is ast.Attribute:
-                attr_container = type(node.value) in _CONTAINERS
+                attr_container = type(node.value) in _CONTAINERS or _empty_call(node.value)
         elif kind is ast.AugAssign:
             aug = True
             if type(node.target) is ast.Subscript:
