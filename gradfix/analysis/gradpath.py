@@ -67,6 +67,7 @@ class GradPaths:
         self.imports = self.index.imports
         self.trained, self.trained_from = (set(trained), "given") if trained is not None else self._trained()
         # id(model call or `out["key"]` of the step) -> the cut in the model's forward that empties it
+        self.members: set[str] = self._members()
         self.forward_cuts: dict[int, tuple[cst.CSTNode, str, str]] = self._forward_cuts()
         self.preds: set[str] = set()
         carried_in: dict[str, tuple] = {}  # name -> the branch of the binding that made it carry
@@ -228,7 +229,27 @@ class GradPaths:
             return False
         if name.endswith(".forward"):
             name = name[: -len(".forward")]
-        return name in self.trained
+        return name in self.trained or name in self.members
+
+    def _members(self) -> set[str]:
+        """Names bound only as the loop variable of `for m in <trained>` / `for i, m in enumerate(<trained>)`:
+        the members of a trained container (`for layer in layers: x, aux = layer(x)` runs the ModuleList's
+        modules, so what they return carries gradient)."""
+        if not self.trained:
+            return set()
+        steps = self.flow.steps
+        verdict: dict[str, bool] = {}
+        for b in self.flow.bindings:
+            node = steps[b.step].node if 0 <= b.step < len(steps) else None
+            member = False
+            if type(node) is cst.For:
+                target, it = node.target, node.iter
+                if type(it) is cst.Call and dotted(it.func) == "enumerate" and len(it.args) == 1 and \
+                        type(target) is cst.Tuple and len(target.elements) == 2:
+                    target, it = target.elements[1].value, it.args[0].value
+                member = type(target) is cst.Name and target.value == b.name and dotted(it) in self.trained
+            verdict[b.name] = verdict.get(b.name, True) and member
+        return {name for name, member in verdict.items() if member and name not in self.trained}
 
     # -- carrying ----------------------------------------------------------
     def carries(self, expr: cst.CSTNode) -> bool:
