@@ -47,7 +47,11 @@ class DeprecatedCudaAmp(Rule):
             "`TORCH_VERSION >= (2, 4)`, `hasattr(torch, \"amp\")`, or a module-level name assigned from one), after an "
             "`if <version test>: return ...`, in either branch of a `try`/`except (AttributeError, ImportError, "
             "TypeError)` (or a bare / `Exception` handler) whose other branch uses `torch.amp` / `torch.autocast`, "
-            "and a name that imports in the file bind both to the old and to the new class. Also the "
+            "and a name that imports in the file bind both to the old and to the new class, unless an import in the "
+            "call's own block binds it just before (`from torch.cuda.amp import autocast` then `return autocast()`). "
+            "Not a fallback, and reported: the deprecated call on the new-release side of a plain comparison of "
+            "`torch.__version__` (or `version.parse` of it) with a release from 2.4 on, `if torch.__version__ >= "
+            "\"2.4\": <old API> else: <new API>`, branches swapped so that every current torch warns. Also the "
             "`torch.autograd.Function` decorators `@torch.cuda.amp.custom_fwd` / `@custom_bwd` (with or without "
             "arguments), reported without a fix: the replacement is `@torch.amp.custom_fwd(device_type=\"cuda\")`."
         ),
@@ -97,13 +101,16 @@ class DeprecatedCudaAmp(Rule):
         for node in all_calls(index):
             if last_name(node.func) not in _LAST_NAMES:
                 continue
-            q = qualname(node.func, imports)
+            reaching = reaching_import(index, node.func)
+            q = reaching or qualname(node.func, imports)
             if q not in DEPRECATED:
                 continue
-            if ambiguous_import(index, node.func) or in_version_fallback(index, node):
+            if (reaching is None and ambiguous_import(index, node.func)) or in_version_fallback(index, node):
                 continue  # the compatibility branch of a fallback: the old API on purpose
             api, device = DEPRECATED[q]
-            yield self._finding(ctx, node, api, device)
+            binds = {root_name(node.func).value: reaching.rsplit(".", len((dotted(node.func) or "").split(".")) - 1)[0]} \
+                if reaching else {}
+            yield self._finding(ctx, node, api, device, binds)
         yield from self._decorators(ctx)
 
     def _decorators(self, ctx):
@@ -127,7 +134,9 @@ class DeprecatedCudaAmp(Rule):
                                     f"`@{shorten(new)}`: the same decorator, current API (`device_type` is "
                                     f"keyword-only and required there)")
 
-    def _finding(self, ctx, call: cst.Call, api: str, device: str):
+    def _finding(self, ctx, call: cst.Call, api: str, device: str, binds: dict | None = None):
+        """`binds`: names the call reads that a function-local import binds (`{"GradScaler":
+        "torch.cuda.amp.GradScaler"}`), for the verifier, which evaluates the call outside its function."""
         old = code_of(call)
         new_call, why_not = self._rewrite(ctx, call, api, device)
         if new_call is not None:
@@ -135,7 +144,8 @@ class DeprecatedCudaAmp(Rule):
             message = (f"`{shorten(old)}` is deprecated (FutureWarning in torch 2.13); use `{shorten(new)}`: the same "
                        f"object, current API")
             fix = ctx.fix(f"use `{shorten(new)}`", [Edit(call, new_call)], Safety.SAFE,
-                          {"kind": "same-object", "api": api, "device": device, "old": old, "new": new})
+                          {"kind": "same-object", "api": api, "device": device, "old": old, "new": new,
+                           **({"binds": binds} if binds else {})})
             return ctx.finding(call, message, fix)
         target = f'torch.amp.GradScaler("{device}", ...)' if api == "GradScaler" else f'torch.autocast("{device}", ...)'
         return ctx.finding(call, f"`{shorten(old)}` is deprecated (FutureWarning in torch 2.13); use `{target}` "
@@ -296,7 +306,8 @@ def in_version_fallback(index, call: cst.Call) -> bool:
     cur = index.parents.get(call)
     while cur is not None:
         if isinstance(cur, (cst.If, cst.IfExp)) and child is not cur.test and is_version_test(index, cur.test):
-            return True
+            if not _runs_from_deprecation(index, cur, child):
+                return True
         if isinstance(cur, cst.Try) and _is_fallback_try(index, cur, child):
             return True
         if isinstance(cur, cst.IndentedBlock) or isinstance(cur, cst.Module):
@@ -304,6 +315,61 @@ def in_version_fallback(index, call: cst.Call) -> bool:
                 return True
         child, cur = cur, index.parents.get(cur)
     return False
+
+
+# torch.cuda.amp's autocast and GradScaler warn from this release on
+_DEPRECATED_SINCE = (2, 4)
+_RELEASE = re.compile(r"^(\d+)\.(\d+)(?:\.\d+)?$")
+
+
+def _runs_from_deprecation(index, test_holder, branch) -> bool:
+    """The branch is the one a plain comparison of torch's version with a release literal at or after the
+    deprecation takes on new versions: `if torch.__version__ >= "2.4": <deprecated>` (or `version.parse(...)`
+    of both sides, the literal on the left, `<` with the call under `else`). The author meant it for the
+    new API and swapped the branches; no fallback is left to keep. Only a plain `else` counts, not an elif."""
+    test = test_holder.test
+    if not (isinstance(test, cst.Comparison) and len(test.comparisons) == 1):
+        return False
+    if isinstance(test_holder, cst.If):
+        taken_when = True if branch is test_holder.body else False if isinstance(branch, cst.Else) else None
+    else:
+        taken_when = True if branch is test_holder.body else False if branch is test_holder.orelse else None
+    if taken_when is None:
+        return False
+    target = test.comparisons[0]
+    op, left, right = type(target.operator), test.left, target.comparator
+    newer_if_true = {cst.GreaterThanEqual: True, cst.GreaterThan: True, cst.LessThan: False, cst.LessThanEqual: False}
+    if op not in newer_if_true:
+        return False
+    release = _release(right)
+    if release is not None and _torch_version_expr(index, left):
+        newer = newer_if_true[op]
+    else:
+        release = _release(left)
+        if release is None or not _torch_version_expr(index, right):
+            return False
+        newer = not newer_if_true[op]  # `"2.4" <= torch.__version__`
+    return release >= _DEPRECATED_SINCE and taken_when == newer
+
+
+def _release(expr) -> tuple[int, int] | None:
+    """(major, minor) of `"2.4"` / `"2.4.0"`, or of `version.parse("2.4")` / `Version("2.4")`."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1 and dotted(expr.func) is not None and \
+            dotted(expr.func).rsplit(".", 1)[-1] in ("parse", "Version", "LooseVersion"):
+        expr = expr.args[0].value
+    if isinstance(expr, cst.SimpleString):
+        m = _RELEASE.match(expr.evaluated_value) if isinstance(expr.evaluated_value, str) else None
+        if m is not None:
+            return int(m.group(1)), int(m.group(2))
+    return None
+
+
+def _torch_version_expr(index, expr) -> bool:
+    """`torch.__version__`, or `version.parse(torch.__version__)` / `Version(torch.__version__)`."""
+    if isinstance(expr, cst.Call) and len(expr.args) == 1 and dotted(expr.func) is not None and \
+            dotted(expr.func).rsplit(".", 1)[-1] in ("parse", "Version", "LooseVersion"):
+        expr = expr.args[0].value
+    return qualname(expr, index.imports) == "torch.__version__"
 
 
 def _after_version_return(index, block, stmt) -> bool:
@@ -325,6 +391,56 @@ def _ends_in_exit(block: cst.BaseSuite) -> bool:
     if isinstance(block, cst.SimpleStatementSuite):
         last = block.body[-1] if block.body else None
     return isinstance(last, (cst.Return, cst.Raise))
+
+
+def reaching_import(index, func: cst.BaseExpression) -> str | None:
+    """The qualified name of the callee when an import in the call's own function body (or the block holding
+    it, up to the enclosing `def`) binds its root name before the call's statement, with no compound statement
+    between them that may import it again: `from torch.cuda.amp import autocast` then `return autocast()` in the
+    same branch is that import's `autocast`, whatever the file's other branches import. None otherwise."""
+    root = root_name(func)
+    if root is None or len(index.imports.bindings.get(root.value, ())) < 2:
+        return None
+    child: cst.CSTNode = func
+    cur = index.parents.get(func)
+    while cur is not None and not isinstance(cur, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+        if isinstance(cur, cst.IndentedBlock):
+            found = None
+            for stmt in cur.body:
+                if stmt is child:
+                    break
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    for small in stmt.body:
+                        target = _imported_as(small, root.value)
+                        found = target if target is not None else found
+                elif any(_imported_as(n, root.value) is not None for n in walk(stmt)):
+                    return None  # a branch or loop between may bind it again: not shown
+            if found is not None:
+                rest = (dotted(func) or "").partition(".")[2]
+                return f"{found}.{rest}" if rest else found
+        child, cur = cur, index.parents.get(cur)
+    return None
+
+
+def _imported_as(node, local: str) -> str | None:
+    """What an absolute `import` / `from ... import` statement binds `local` to, else None."""
+    if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and \
+            not isinstance(node.names, cst.ImportStar):
+        for alias in node.names:
+            name = dotted(alias.name) or ""
+            bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+                else name
+            if bound == local:
+                return f"{dotted(node.module)}.{name}"
+    if isinstance(node, cst.Import):
+        for alias in node.names:
+            full = dotted(alias.name) or ""
+            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+                if alias.asname.name.value == local:
+                    return full
+            elif full.split(".")[0] == local:
+                return local
+    return None
 
 
 def ambiguous_import(index, func: cst.BaseExpression) -> bool:

@@ -174,6 +174,27 @@ def _fmt_settings(api: str, s: dict) -> str:
     return f"{state} {s['device_type']} autocast with {str(s['fast_dtype']).replace('torch.', '')}"
 
 
+def _torch_object(qual: str):
+    """The object `torch.cuda.amp.GradScaler` names (torch's own modules only), else None."""
+    if not (qual == "torch" or qual.startswith("torch.")):
+        return None
+    import importlib
+
+    parts = qual.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[cut:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
 def check_same_object(ctx: Ctx) -> Outcome:
     c = ctx.req.contract
     api, device = c.get("api"), c.get("device", "cuda")
@@ -191,6 +212,12 @@ def check_same_object(ctx: Ctx) -> Outcome:
     lean = lean_namespace(ctx.analysis.old_tree, ctx.analysis.new_tree, [old_t, new_t])
     ns_old, notes = (dict(lean), []) if lean else _namespace(ctx, "old")
     ns_new = dict(lean) if lean else _namespace(ctx, "new")[0]
+    for local, qual in (c.get("binds") or {}).items():
+        # a name a function-local `from torch.cuda.amp import GradScaler` binds: only torch's own objects
+        value = _torch_object(qual)
+        if value is not None:
+            ns_old.setdefault(local, value)
+            ns_new.setdefault(local, value)
     # bind the old call's arguments to parameter names; arguments that cannot be evaluated here
     # (local variables, `args.amp`) become probes, the same value in both calls
     opaque: dict[str, str] = {}     # dump -> probe name
