@@ -364,8 +364,21 @@ def classify_module(tree: ast.Module, methods: bool = False) -> tuple[list[ast.s
     literals and earlier constants (see `_is_computed_constant`), possibly by calls to the file's pure callables
     (pure_calls.py); they run too, guarded. `methods`: also constants that call methods of builtin values and
     statements that mutate a constant (pure_methods.py); only the loaded module (strip_module) runs those, rewritten."""
-    kept, computed, dropped, _modules, _pure = _classify_full(tree, methods)
-    return kept, computed, dropped
+    key = (id(tree), methods)
+    hit = _CLASSIFIED.get(key)
+    if hit is None or hit[0] is not tree:
+        if len(_CLASSIFIED) > 64:
+            _CLASSIFIED.clear()
+        kept, computed, dropped, _modules, _pure = _classify_full(tree, methods)
+        hit = (tree, (kept, computed, dropped))
+        _CLASSIFIED[key] = hit
+    kept, computed, dropped = hit[1]
+    return list(kept), list(computed), list(dropped)
+
+
+# (id(tree), methods) -> (tree, result): a check classifies each of its trees four to six times (the trees of a
+# check are never changed in place)
+_CLASSIFIED: dict[tuple[int, bool], tuple[ast.Module, tuple[list, list, list]]] = {}
 
 
 def _classify_full(tree: ast.Module, methods: bool):
