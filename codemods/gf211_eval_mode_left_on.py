@@ -119,17 +119,21 @@ class _Modes:
             return state
         handed = [a for a in call.args if dotted(a.value) == self.model]
         if not handed:
-            return state
-        name = dotted(func)
-        q = qualname(func, self.index.imports) if name else None
-        if name in _HARMLESS or q in _HARMLESS:
-            return state
-        fn = self.index.functions.get(name) if isinstance(func, cst.Name) else None
-        if fn is None or self.depth >= _MAX_DEPTH:
-            raise _Unknown()
-        param = _parameter_for(fn, call, handed[0])
-        if param is None:
-            raise _Unknown()
+            fn = self._own_method(call)
+            if fn is None:
+                return state
+            param = self.model  # `self.evaluate(...)` runs on the same `self`: `self.model` is the same module
+        else:
+            name = dotted(func)
+            q = qualname(func, self.index.imports) if name else None
+            if name in _HARMLESS or q in _HARMLESS:
+                return state
+            fn = self.index.functions.get(name) if isinstance(func, cst.Name) else None
+            if fn is None or self.depth >= _MAX_DEPTH:
+                raise _Unknown()
+            param = _parameter_for(fn, call, handed[0])
+            if param is None:
+                raise _Unknown()
         inner = _Modes(self.index, param, self.depth + 1)
         out = set()
         restores = _restores(fn, param)
@@ -145,6 +149,24 @@ class _Modes:
                 out.add((m, call if m == EVAL and n is not node else n))
         return frozenset(out)
 
+
+    def _own_method(self, call: cst.Call) -> cst.FunctionDef | None:
+        """The method of the enclosing class that `self.evaluate(...)` runs, when the model followed is an
+        attribute of `self` (`self.model`) and the method reads it: what it does to `self.model`'s mode happens
+        to the model of the loop. None for any other call (it is not handed the model)."""
+        func = call.func
+        if not (self.model.startswith("self.") and isinstance(func, cst.Attribute) and
+                isinstance(func.value, cst.Name) and func.value.value == "self") or self.depth >= _MAX_DEPTH:
+            return None
+        cls = self.index.enclosing(call, (cst.ClassDef,))
+        fn = self.index.method(cls, func.attr.value) if cls is not None else None
+        if fn is None or not fn.params.params or fn.params.params[0].name.value != "self" or fn.decorators:
+            return None
+        attr = self.model.split(".")[1]
+        if not any(isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == "self" and
+                   n.attr.value == attr for n in walk(fn.body)):
+            return None
+        return fn
 
     def _sets_mode_of(self, target) -> bool:
         """`model.train()`, or `model.heads[-1].train()` when that head is all the optimizer trains: the mode
@@ -210,11 +232,13 @@ def _binds(stmt: cst.CSTNode, name: str) -> bool:
 
 
 def _may_change_mode(index, stmts: list) -> bool:
-    """Cheap first look: a `.eval()` / `.train(...)` call, or a call of a function of this file."""
+    """Cheap first look: a `.eval()` / `.train(...)` call, a call of a function of this file, or of a method of
+    `self` (`self.validate()`)."""
     for stmt in stmts:
         for call in calls_in(stmt):
             func = call.func
-            if isinstance(func, cst.Attribute) and func.attr.value in ("eval", "train"):
+            if isinstance(func, cst.Attribute) and (func.attr.value in ("eval", "train") or (
+                    isinstance(func.value, cst.Name) and func.value.value == "self")):
                 return True
             if isinstance(func, cst.Name) and func.value in index.functions:
                 return True

@@ -4,7 +4,7 @@ What went wrong: the trainer backpropagates `output["train_loss"]` and then appe
 to the epoch's `losses` list without detaching it, so the list holds every batch's autograd
 graph until the epoch mean is taken ("hundreds of MB or a few GB" per long run).
 runs: trains; every stored loss keeps its grad_fn and graph (the run prints the count)
-scope: documented
+scope: extension
 """
 import torch
 import torch.nn as nn

@@ -14,9 +14,9 @@ class MultiTask(nn.Module):
     def __init__(self, input_features, num_classes):
         super().__init__()
         self.shared = nn.Linear(input_features, 32)
-        self.heads = []
+        self.heads = []  # expect: GF304
         for c in num_classes:
-            self.heads.append(nn.Linear(32, c))  # expect: GF304
+            self.heads.append(nn.Linear(32, c))
 
     def forward(self, x):
         h = torch.relu(self.shared(x))
