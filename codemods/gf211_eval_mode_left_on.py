@@ -283,7 +283,8 @@ class EvalModeLeftOn(Rule):
         what=(
             "In a training loop nested in an epoch loop, finds `model.eval()` (or `model.train(False)`, or a call of "
             "a function of this file that leaves the model it is given in eval mode, such as an `evaluate(model, "
-            "loader)` helper) that runs in the epoch loop's body while no `model.train()` runs between it and the "
+            "loader)` helper, or a method of the class called on `self`, `self.validate()`, when the model is an attribute "
+            "of `self` the method uses) that runs in the epoch loop's body while no `model.train()` runs between it and the "
             "next epoch's batch loop. Also inside the batch loop (validation every N steps, with or without an "
             "epoch loop): such an eval on some pass with no `model.train()` before the next batch's forward, so the "
             "batches after it train in eval mode; not when the first batch already runs in eval mode (on purpose) "
