@@ -8,7 +8,7 @@ from gradfix.analysis import torchapi
 from gradfix.analysis.callgraph import init_arguments
 from gradfix.analysis.names import qualname
 from gradfix.analysis.params import (
-    FACTORIES, code_of, copy_chain, is_module_ctor_call, is_optimizer_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
+    FACTORIES, code_of, copy_chain, is_module_ctor_call as _ctor_call, is_optimizer_call, is_true, kwarg, nn_expr, swap, trains, without_arg,
 )
 from gradfix.analysis.registration import (
     REGISTERING_METHODS, lookup_table, registered_by_loop, registering_helpers, self_attr,
@@ -25,7 +25,8 @@ class UnregisteredSubmodules(Rule):
     docs = RuleDocs(
         what=(
             "In `__init__` of an `nn.Module` class, finds `self.x = [...]` / `(...)` / `{...}` (displays and "
-            "comprehensions) whose elements are all module constructors, `self.x = []` / `{}` (or `list()` / `dict()`) later filled with "
+            "comprehensions) whose elements are all module constructors (or calls of a function of the file or project that "
+            "returns one module class on every path, `conv_block(ch)` returning `nn.Sequential(...)`), `self.x = []` / `{}` (or `list()` / `dict()`) later filled with "
             "`self.x.append(Block())` / `self.x[k] = Block()`, with groups of modules "
             "(`self.x.append([nn.Linear(8, 8), nn.Tanh()])`), or with the modules the constructor is given "
             "(`for layer in layers: self.x.append(layer)`, where every construction of the class in the file passes "
@@ -431,6 +432,19 @@ def _empty_container(expr, imports):
             and qualname(expr.func, imports) == expr.func.value:
         return cst.Dict if expr.func.value == "dict" else cst.List
     return None
+
+
+def is_module_ctor_call(expr, index) -> str | None:
+    """The module constructor `expr` calls (`nn.Linear(...)`, `Block(...).to(dev)`), or the one a factory function of
+    the file or project returns on every path (`conv_pair(ch)` returning `nn.Sequential(...)`); else None."""
+    ctor = _ctor_call(expr, index)
+    if ctor is None and type(expr) is cst.Call:
+        made = index.module_factory(qualname(expr.func, index.imports))
+        ctors = {r.ctor for r in made} if made else set()
+        if len(ctors) == 1:
+            ctor = ctors.pop()
+            return ctor if index.is_module_ctor(ctor) else None
+    return ctor
 
 
 def _affine_off(expr) -> bool:
