@@ -35,7 +35,8 @@ class SchedulerBeforeOptimizer(Rule):
             "it is handed the optimizer: `scheduler = get_scheduler(optimizer, cfg)`). Also an epoch loop whose "
             "body steps a torch scheduler built on the optimizer, on a line of its own, before the line that calls a "
             "function of the file whose training loop steps that optimizer (`scheduler.step(); train(model, "
-            "loader, optimizer)`; reported without a fix; the same two lines in a branch of the epoch loop too, "
+            "loader, optimizer)`, or `scheduler.step(); train()` with a `train()` that steps the module's own optimizer, "
+            "unless a call before the epoch loop trains first; reported without a fix; the same two lines in a branch of the epoch loop too, "
             "`else: joint_sched.step(); train(model, loader, joint_opt)` after warm-up epochs on another optimizer, "
             "when the loop names that optimizer nowhere outside the branch and nothing before the loop but its "
             "`torch.optim` constructors does: the first pass through the branch steps the schedule before any update, "
@@ -208,7 +209,7 @@ class SchedulerBeforeOptimizer(Rule):
 
     def _before_training_helper(self, ctx, seen: set[int]):
         """`for epoch in ...: scheduler.step(); train(model, loader, optimizer)`, where `train` is a function of
-        the file whose training loop steps the optimizer it is given: the epoch loop of the caller steps the
+        the file whose training loop steps the optimizer it is given (or the module-level one it reads): the epoch loop of the caller steps the
         schedule before the first epoch's optimizer steps."""
         index = ctx.index
         for it in iterations(index):
@@ -218,12 +219,22 @@ class SchedulerBeforeOptimizer(Rule):
                     index.functions.get(fn.name.value) is not fn or it.epoch_loop is not None:
                 continue
             params = {p.name.value for p in (*fn.params.posonly_params, *fn.params.params, *fn.params.kwonly_params)}
-            if step.recv not in params:
-                continue
+            given = step.recv in params
+            if not given and (not step.recv or "." in step.recv or any(b.name == step.recv for b in it.flow.bindings)):
+                continue  # neither the optimizer it is given nor a module-level one it reads
             for flow, st, call, bound in index.callgraph.sites(fn) or ():
-                arg = argument_for(fn, call, step.recv, bound)
-                opt = dotted(arg) if arg is not None else None
+                if given:
+                    arg = argument_for(fn, call, step.recv, bound)
+                    opt = dotted(arg) if arg is not None else None
+                else:
+                    # `def train(): ... optimizer.step()` reading the module's optimizer: the caller must see the
+                    # same name (the module itself, or a function that binds no local of that name)
+                    opt = step.recv
+                    if not isinstance(flow.scope, cst.Module) and any(b.name == opt for b in flow.bindings):
+                        continue
                 loop = self._enclosing_loop(index, call)
+                if not given and loop is not None and self._called_before(index, flow, loop, fn.name.value):
+                    continue  # a warm-up call before the epoch loop steps the optimizer first
                 branch = None
                 if loop is None and opt is not None:
                     loop, branch = self._branch_of_loop(index, call)
@@ -289,7 +300,9 @@ class SchedulerBeforeOptimizer(Rule):
         scope = flow.scope
         stmts = _body(scope) if isinstance(scope, (cst.FunctionDef, cst.Module)) else []
         k = next((i for i, s in enumerate(stmts) if s is loop), None)
-        return k is None or any(f"{helper}(" in index.code(s) for s in stmts[:k])
+        return k is None or any(
+            isinstance(n, cst.Call) and dotted(n.func) == helper
+            for s in stmts[:k] if not isinstance(s, (cst.FunctionDef, cst.ClassDef)) for n in walk(s))
 
     @staticmethod
     def _enclosing_loop(index, call):
