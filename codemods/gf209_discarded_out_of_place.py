@@ -32,7 +32,7 @@ class DiscardedOutOfPlace(Rule):
             "Finds a statement that is only an out-of-place tensor method call whose in-place twin exists: "
             "`p.grad.data.clamp(-1, 1)`, `p.data.clamp(-c, c)`, `x.add(1)`, `x.div(n)`, and tensor conversions "
             "(`x.to(device)`, `x.float()`) as bare statements. The receiver must be a tensor: a gradient (`.grad`), "
-            "parameter data, a name bound to a tensor, or a parameter without annotation that every call of its "
+            "parameter data, a name bound to a tensor (also what a `torch.distributions` object samples, `action = Normal(mu, std).sample()`), or a parameter without annotation that every call of its "
             "function in the file passes a tensor for (`def training_step(self, x): x.to(device=self.device)` called "
             "as `vae.training_step(torch.randn(16, 20))`), or a name unpacked from a call of a function or method of "
             "the file (`t, w = sampler.sample(n)`, `sampler` built from a class of the file) that returns a tuple "

@@ -163,6 +163,8 @@ class Classify:
                 return Kind.TENSOR, None, meth in torchapi.OUTPUT_SAVING_METHODS, root, how
             if rk is Kind.NUMPY:
                 return Kind.NUMPY, None, False, None, ""
+            if rk is Kind.OTHER and (rctor or "").startswith("torch.distributions.") and meth in _DISTRIBUTION_TENSORS:
+                return Kind.TENSOR, None, False, None, ""  # `Normal(mu, sigma).sample()` is a tensor
             if rk is Kind.MODULE:
                 if meth in ("to", "cuda", "cpu", "train", "eval", "double", "float", "half", "bfloat16", "type",
                             "xpu", "to_empty", "share_memory", "requires_grad_"):
@@ -243,6 +245,11 @@ class Classify:
             stack.extend(children(node))
         return bool(names) and all(b.no_grad for b in names)
 
+
+
+# methods of a torch.distributions object that return tensors
+_DISTRIBUTION_TENSORS = frozenset({"sample", "rsample", "sample_n", "log_prob", "entropy", "cdf", "icdf",
+                                   "perplexity"})
 
 
 def _top_level_names(index) -> set[str]:
