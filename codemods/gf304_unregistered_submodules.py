@@ -37,7 +37,9 @@ class UnregisteredSubmodules(Rule):
             "`self.w.append(nn.Parameter(...))` (a Parameter is registered only as an attribute's own value; the "
             "answer is `nn.ParameterDict` / `nn.ParameterList`; detect only); left alone when the Parameters are "
             "made with `requires_grad=False`, registered another way (`register_parameter` in a loop over the "
-            "container, `nn.ParameterList(self.w)`), or given to an optimizer of the class's own. Also (detect only), in a module class's `forward`, a torch "
+            "container, `nn.ParameterList(self.w)`), given to an optimizer of the class's own, kept by a class that computes its "
+            "gradients by hand (a `backward` method of its own filling `self.grads`), or written by another method of the "
+            "class (`self.params[\"w\"].data = w` in a closed-form fit). Also (detect only), in a module class's `forward`, a torch "
             "module with trainable parameters (`Linear`, `Conv*`, `Embedding`, the RNNs, the norms, ...) built and "
             "called in one expression, `nn.Linear(d, h)(x)` (`.to(x.device)` between them included): nothing keeps "
             "it, so no parameter is registered and each call draws fresh weights; parameter-free modules "
@@ -226,12 +228,16 @@ class UnregisteredSubmodules(Rule):
                     kind = type(node)
                     if kind is cst.Assign or kind is cst.AugAssign:
                         targets = [t.target for t in node.targets] if kind is cst.Assign else [node.target]
-                        registered |= {a for a in (self_attr(t) for t in targets) if a}
+                        # `self.w = ...`, also through items and attributes: `self.params["w"].data = w_star` (a
+                        # closed-form fit writing the container's values itself)
+                        registered |= {a for a in (_root_self_attr(t) for t in targets) if a}
         for attr, nodes in assigns.items():
             if attr in registered or len(nodes) != 1:
                 continue  # registered elsewhere, or rebuilt (`self.x = nn.ModuleList(self.x)`)
             finding = self._inspect(ctx, cls, attr, nodes[0], filled.get(attr, []), no_fix.get(attr))
-            if finding is None and attr not in filled:
+            if finding is None and attr not in filled and index.method(cls, "backward") is None:
+                # (a class with a `backward` method of its own computes its gradients by hand: the container is
+                # the parameter store its own update code reads, not one autograd and torch optimizers rely on)
                 finding = self._parameters(ctx, cls, attr, nodes[0], param_fills.get(attr, []))
             if finding is not None and not lookup_table(index, cls, attr, nodes[0]):
                 # (a table of candidates is left alone: the chosen one is registered where it is kept)
@@ -423,6 +429,13 @@ class UnregisteredSubmodules(Rule):
 
 
 _LOOPS = frozenset({cst.For, cst.While, cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp})
+
+
+def _root_self_attr(expr) -> str | None:
+    """`w` of `self.w`, `self.w[k]`, `self.w["a"].data`: the attribute of `self` an assignment target writes into."""
+    while type(expr) in (cst.Subscript, cst.Attribute) and self_attr(expr) is None:
+        expr = expr.value
+    return self_attr(expr)
 
 
 def _empty_container(expr, imports):
