@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import libcst as cst
 
 from gradfix.analysis.flow import TENSORISH, Flow, Kind, Step
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.summary import autograd_or_module_base
-from gradfix.analysis.tree import children
+from gradfix.analysis.tree import children, walk
 
 MODEL_NAMES = frozenset({"model", "net", "network", "module", "generator", "discriminator", "critic", "encoder",
                          "decoder", "classifier", "backbone", "student", "teacher"})
@@ -50,6 +50,8 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
         recv = func.value
         if hand_written_backward(flow.index) and not _shown_tensor(recv, flow):
             return None  # `model.backward(dout)` of a NumPy-from-scratch course: not autograd's backward
+        if _called_in_scope(recv, flow):
+            return None  # `loss = self.loss_fn(out, y); self.loss_fn.backward()`: a callable op object, not a tensor
         if not call.args or call.args[0].keyword is not None:
             # loss.backward() / scaler.scale(loss).backward()
             if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Attribute) and recv.func.attr.value == "scale" \
@@ -68,6 +70,19 @@ def backward_target(call: cst.Call, flow: Flow) -> tuple[cst.BaseExpression, cst
         if q == "torch.autograd.backward" or isinstance(recv, cst.Name):
             return call.args[0].value, call.args[0]
     return None
+
+
+def _called_in_scope(recv: cst.BaseExpression, flow: Flow) -> bool:
+    """`recv` (a name or attribute chain) is also called in the scope, `self.loss_fn(logits, y)`: tensors are not
+    callable, so its `.backward()` is a method of a hand-written op (a course's loss class), not autograd's."""
+    name = dotted(recv)
+    if name is None:
+        return False
+    called = getattr(flow, "_called_names", None)
+    if called is None:
+        called = {d for n in walk(flow.scope) if type(n) is cst.Call and (d := dotted(n.func)) is not None}
+        flow._called_names = called
+    return name in called
 
 
 def hand_written_backward(index) -> bool:
