@@ -29,6 +29,14 @@ BREAK_FUNCS = frozenset({"torch.tensor", "torch.as_tensor", "torch.from_numpy", 
 FROZEN_NAMES = re.compile(r"(target|teacher|ema|momentum|frozen|old|ref|pretrained|prior|fixed)", re.I)
 
 
+# methods of a module whose results carry no gradient from its parameters
+_BOOKKEEPING = frozenset({"parameters", "named_parameters", "buffers", "named_buffers", "modules", "named_modules",
+                          "children", "named_children", "state_dict", "load_state_dict", "zero_grad", "train", "eval",
+                          "to", "cpu", "cuda", "half", "float", "double", "apply", "requires_grad_", "extra_repr",
+                          "register_buffer", "register_parameter", "register_forward_hook", "register_forward_pre_hook",
+                          "register_full_backward_hook", "add_module"})
+
+
 def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
     """The expression a break call cuts from autograd (its receiver or first argument), else None."""
     func = call.func
@@ -229,7 +237,12 @@ class GradPaths:
             return False
         if name.endswith(".forward"):
             name = name[: -len(".forward")]
-        return name in self.trained or name in self.members
+        if name in self.trained or name in self.members:
+            return True
+        # a method of a trained module, `self.critic.q_min(obs, act)`: it computes from the module's parameters
+        # (not the bookkeeping methods, whose results carry no graph)
+        owner, _, meth = name.rpartition(".")
+        return bool(owner) and (owner in self.trained or owner in self.members) and meth not in _BOOKKEEPING
 
     def _members(self) -> set[str]:
         """Names bound only as the loop variable of `for m in <trained>` / `for i, m in enumerate(<trained>)`:
