@@ -37,7 +37,10 @@ class AmpClipWithoutUnscale(Rule):
         fix=(
             "Inserts `scaler.unscale_(optimizer)` on its own line right before the first clip (or moves an "
             "`unscale_` that comes after the clip up to it). Offered when the clip is not inside a loop nested in the "
-            "iteration (where `unscale_` would run twice) and the iteration steps one optimizer through the scaler."
+            "iteration (where `unscale_` would run twice), the iteration steps one optimizer through the scaler, "
+            "the step runs whenever the clip does (not under a gradient-accumulation test the clip is outside of: "
+            "an `unscale_` per clip would then run twice before `update()`, which raises), and a moved `unscale_` "
+            "has no condition of its own that the clip lacks."
         ),
         fix_safety="Unsafe: the clip now acts on the real gradients, which changes every clipped update, on purpose. Applied when the run shows the hazard (`fixes-hazard`).",
         verification=(
@@ -86,20 +89,28 @@ class AmpClipWithoutUnscale(Rule):
         if c.nested or not hasattr(c.line, "body"):
             return None
         steps = [x for x in it.events if x.op == "step" and x.info.get("scaled") == scaler]
-        if len(steps) != 1:
+        if len(steps) != 1 or not _holds_when(step, c):
+            # the clip may run on passes that do not step (`if (i + 1) % accum == 0: scaler.step(opt)`): an
+            # `unscale_` before each clip would run twice before the next `update()`, which raises
             return None
         later = [x for x in it.between(c, step, "unscale")]
         line = parse_line(f"{scaler}.unscale_({step.recv})")
         ops = []
         if later:
             u = later[0]
-            if not single(u.line) or u.nested:
-                return None
+            if not single(u.line) or u.nested or not _holds_when(u, c):
+                return None  # an unscale under a condition of its own would run at the clip's times instead
             ops.append(Op(u.line, remove=True))
             line = moved(u.line)
         ops.append(Op(c.line, before=[line]))
         return ctx.fix(f"unscale before clipping: `{scaler}.unscale_({step.recv})` before `{code_of(c.small)}`",
                        compose(ops), Safety.UNSAFE, train_loop_contract(it))
+
+
+def _holds_when(event, clip) -> bool:
+    """Every condition `event` runs under also holds for `clip`: whenever the clip runs, so does the event."""
+    conditions = {(id(node), branch) for node, branch in clip.path}
+    return all((id(node), branch) in conditions for node, branch in event.path)
 
 
 RULE = AmpClipWithoutUnscale
