@@ -45,7 +45,7 @@ class HistoryAccumulation(Rule):
             "then `mean_accs += np.array(accs)`: a list of floats holds no graph), an output "
             "of a callable not shown to be a module that the loss does not read (`loss, per_class = "
             "criterion(out, y)`, `total += per_class[0]`: a criterion given as a parameter may return numbers "
-            "or arrays there), a total reset to a number or a new constant tensor on every optimisation step around a loop "
+            "or arrays there), a total bound to a dict or set (`side = {k: 0. for k in keys}`: adding a tensor to it raises TypeError, so no graph is kept), a total reset to a number or a new constant tensor on every optimisation step around a loop "
             "that runs no step itself (`step_loss = torch.tensor(0.0)` before the micro-batches of one "
             "gradient-accumulation step, per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
             "sl.backward()`: no graph outlives the step), a total set to a fresh constant by a statement of the training "
@@ -122,7 +122,7 @@ class HistoryAccumulation(Rule):
                 total = e.recv
                 if total in backed or _recomputed_without_grad(it, e) or _one_step_total(it, e) or \
                         _helper_without_graph(it, e) or _string_built(e.small) or _reset_each_iteration(it, e) or \
-                        _entry_made_number(it, e):
+                        _entry_made_number(it, e) or _mapping_total(it, e):
                     continue
                 seen.add(id(e.small))
                 if isinstance(getattr(e.small, "target", None), cst.Subscript):
@@ -311,6 +311,23 @@ def _string_built(small) -> bool:
         return isinstance(value.func.value, strings)
     return isinstance(value, cst.BinaryOperation) and isinstance(value.operator, cst.Modulo) and \
         isinstance(value.left, strings)
+
+
+def _mapping_total(it, e) -> bool:
+    """`other = {"w%s" % k: 0. for k in widths}` then `other += loss`: a binding of the total is a dict or set
+    (display, comprehension, `dict()`), and adding a tensor to it raises TypeError: no graph is kept, and
+    `.item()` would not make the line run either."""
+    if isinstance(getattr(e.small, "target", None), cst.Subscript):
+        return False
+    for b in it.flow.bindings:
+        if b.name != e.recv:
+            continue
+        value = b.value
+        if type(value) in (cst.Dict, cst.DictComp, cst.Set, cst.SetComp) or (
+                type(value) is cst.Call and type(value.func) is cst.Name and
+                value.func.value in ("dict", "set", "defaultdict", "OrderedDict", "Counter")):
+            return True
+    return False
 
 
 def _reset_each_iteration(it, e) -> bool:
