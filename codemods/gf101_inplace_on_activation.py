@@ -110,7 +110,7 @@ class InplaceOnActivation(Rule):
             "it: grad mode is on and an input of the op requires grad (`a * b` saves `b` only for `a`'s "
             "gradient), the input deriving from a parameter, a module's output, a `requires_grad=True` "
             "tensor, or a function argument that a call site in the file passes such a value for. Left "
-            "alone: values that cannot require grad (literals, `arange`/`linspace` grids, integer images, "
+            "alone: values that cannot require grad (literals, `arange`/`linspace` grids, integer images, index and length tensors such as the second result of `x.max(dim=1)` or `pad_packed_sequence`, "
             "scheduler tables, batches); code that runs only with grad off (`no_grad` blocks and "
             "decorators, an optimizer's `step()`, `torch.autograd.Function` forward/backward, helpers whose "
             "every call in the file runs under `no_grad`); a save and an in-place op in branches of one "

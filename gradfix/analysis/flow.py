@@ -319,11 +319,15 @@ class Flow(Classify):
                 return
             kind, _, _, alias, how = self.classify(value)
             unpack_alias = alias if how in ("chunk",) else None
-            for el in target.elements:
+            indices = self._index_positions(value, target)
+            for i, el in enumerate(target.elements):
                 t = el.value
                 if isinstance(t, cst.StarredElement):
                     t = t.value
-                if isinstance(t, cst.Name):
+                if isinstance(t, cst.Name) and i in indices:
+                    # `out, lengths = pad_packed_sequence(...)`, `values, idx = x.max(dim=1)`: integer tensors
+                    self._bind(t.value, kind=Kind.TENSOR, step=st.index, value=value, no_grad=st.no_grad, grad=NO)
+                elif isinstance(t, cst.Name):
                     self._bind(t.value, kind=kind if kind in TENSORISH else Kind.UNKNOWN, step=st.index,
                                value=value, alias_of=unpack_alias, alias_how=how, no_grad=st.no_grad,
                                grad=self._value_grad(value, st))
@@ -353,6 +357,21 @@ class Flow(Classify):
                 base[0].mutations.append((st.index, st.node))
                 # `gate[:, 0] = 1.0` writes into the tensor: an in-place op for autograd
                 self.inplace.append((st, st.node, base[0], target))
+
+    def _index_positions(self, value, target) -> frozenset[int]:
+        """Positions of a two-name unpacking that hold integer tensors (indices, lengths), which never require
+        grad: `torch.sort` / `topk` / `max(dim)` / ... (function or method) and `pad_packed_sequence`."""
+        if not (isinstance(value, cst.Call) and len(target.elements) == 2 and
+                not any(isinstance(el.value, cst.StarredElement) for el in target.elements)):
+            return frozenset()
+        func = value.func
+        q = qualname(func, self.index.imports) or ""
+        if q in _INDEX_SECOND:
+            return frozenset({1})
+        if isinstance(func, cst.Attribute) and func.attr.value in _INDEX_METHODS and value.args and \
+                not q.startswith(("numpy.", "np.")) and self.classify(func.value)[0] in TENSORISH:
+            return frozenset({1})
+        return frozenset()
 
     def _bind_target(self, target, kind: Kind, st: Step, value, grad: Grad = UNKNOWN) -> None:
         if isinstance(target, cst.Name):
@@ -623,3 +642,8 @@ def _yields_scaled_loss(expr) -> bool:
     func = expr.func if isinstance(expr, cst.Call) else None
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else None
     return name == "scale_loss" and bool(expr.args)
+
+
+# calls whose second result is an index or length tensor (never requires grad)
+_INDEX_METHODS = frozenset({"sort", "topk", "max", "min", "kthvalue", "mode", "median", "cummax", "cummin"})
+_INDEX_SECOND = frozenset({"torch.nn.utils.rnn.pad_packed_sequence", *(f"torch.{m}" for m in _INDEX_METHODS)})
