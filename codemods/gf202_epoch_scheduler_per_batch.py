@@ -24,7 +24,7 @@ class EpochSchedulerPerBatch(Rule):
             "`get_*_schedule*`), periods written in iterations (`T_max=epochs * len(loader)`, `step_size=total_steps`), "
             "`ReduceLROnPlateau`, `scheduler.step(value)`, schedulers of unknown type (a parameter, another "
             "module) and a step under a test that holds for one batch of the epoch (`if i == 0:`, "
-            "`if i + 1 == len(loader):`, so it runs once per epoch) are left alone. So is a literal period longer than the number of epochs the file shows (the "
+            "`if i + 1 == len(loader):`, so it runs once per epoch), and a batch loop whose body ends in an unconditional `break` (it runs once per epoch) are left alone. So is a literal period longer than the number of epochs the file shows (the "
             "epoch loop's `range(N)`, `epochs = N`, an argparse `--epochs` default): `StepLR(opt, step_size=30000)` "
             "or `CosineAnnealingLR(opt, T_max=100000)` over 12 epochs would never complete per epoch, so it counts "
             "optimizer steps and per-batch stepping is right; and a literal period of 1000 or more when the file "
@@ -79,7 +79,7 @@ class EpochSchedulerPerBatch(Rule):
             for e in it.events:
                 if e.op != "sched" or e.info.get("args") or e.nested or id(e.node) in seen:
                     continue
-                if _once_per_epoch(it, e):
+                if _once_per_epoch(it, e) or _single_pass(it.loop):
                     continue
                 info = scheduler_info(it, e.recv)
                 if info.kind != "epoch":
@@ -105,6 +105,17 @@ class EpochSchedulerPerBatch(Rule):
         edits = compose([Op(e.line, remove=True), Op(anchor, after=[moved(e.line)])])
         return ctx.fix(f"step `{e.recv}` ({short}) once per epoch, at the end of the epoch loop", edits,
                        Safety.UNSAFE, train_loop_contract(it))
+
+
+def _single_pass(loop) -> bool:
+    """The batch loop's body ends in an unconditional `break`: it runs once per epoch (a first-batch-only
+    debugging loop), so a step in it is a per-epoch step."""
+    body = loop.body
+    stmts = body.body if isinstance(body, cst.IndentedBlock) else [body]
+    last = stmts[-1] if stmts else None
+    if isinstance(last, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
+        return bool(last.body) and isinstance(last.body[-1], cst.Break)
+    return False
 
 
 def _once_per_epoch(it, e) -> bool:
