@@ -242,6 +242,8 @@ class GradPaths:
         # a method of a trained module, `self.critic.q_min(obs, act)`: it computes from the module's parameters
         # (not the bookkeeping methods, whose results carry no graph)
         owner, _, meth = name.rpartition(".")
+        if owner.endswith(".module"):
+            owner = owner[: -len(".module")]  # `net.module.run_discriminator(x)`: the model a DataParallel wraps
         return bool(owner) and (owner in self.trained or owner in self.members) and meth not in _BOOKKEEPING
 
     def _members(self) -> set[str]:
