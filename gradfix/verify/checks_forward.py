@@ -96,8 +96,9 @@ def _forward_of_setup(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome:
         if is_gpu_error(e):
             return Outcome("untestable", f"needs GPU: `{setup.splitlines()[0]}` raises {fmt_exc(e)}", unit)
         return Outcome("untestable", f"building `{recv}` raises {ctx.explain(e, recv)}", unit)
+    notes: dict = {}
     try:
-        inputs = infer_input(recv, [model], ctx.dtype, ctx.explain)
+        inputs = infer_input(recv, [model], ctx.dtype, ctx.explain, notes=notes)
     except Untestable as u:
         return Outcome("untestable", str(u), unit)
     leaves = make_leaves(inputs, ctx.dtype)
@@ -110,8 +111,8 @@ def _forward_of_setup(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome:
         built += f"`, passed as `{recv}` (`{lines[-1]}`)"  # a helper's parameter: the one build its callers pass
     else:
         built += "`"
-    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}, input inferred from "
-                         f"its first layer")
+    how = f"input {notes['input']}" if notes.get("input") else "input inferred from its first layer"
+    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}, {how}")
 
 
 def _forward_in_test_method(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome | None:
