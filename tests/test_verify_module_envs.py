@@ -136,7 +136,7 @@ def verdicts(tmp_path_factory, shared_verifier):
 def test_a_network_sized_from_the_module_level_environment(verdicts):
     v = verdicts["made"]
     assert v.verdict == "equivalent", v
-    assert ("The module-level `env = gym.make('Maze-v2')`, then `env = env.unwrapped` made in the worker (gym "
+    assert ("The script's top-level `env = gym.make('Maze-v2')`, then `env = env.unwrapped` made in the worker (gym "
             "0.0.toy); N_OBS, N_ACT computed from it as the module's top level does.") in v.detail, v
 
 

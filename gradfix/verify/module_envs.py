@@ -90,6 +90,6 @@ def bind_module_envs(tree: ast.Module, mod: types.ModuleType, unset: set[str], w
 
             reasons[b.name] = f"`{b.name} = {b.text}` raises {fmt_exc(e)}"
     if notes:
-        notes = [f"The module-level {'; '.join(notes)}" + (f"; {', '.join(derived)} computed from it as the module's "
+        notes = [f"The script's top-level {'; '.join(notes)}" + (f"; {', '.join(derived)} computed from it as the module's "
                                                             f"top level does" if derived else "")]
     return notes, reasons
