@@ -86,3 +86,36 @@ def test_the_forward_call_check_on_that_input(tmp_path, shared_verifier):
     (out,) = shared_verifier.verify_many([req])
     assert out.verdict == "equivalent", out
     assert "input shaped (4, 1, 60, 44) as forward's `frame.view(-1, 1, 60, 44)` reads it" in out.detail, out
+
+
+# --------------------------------------------------------------------------- an argument with a layer of its own
+
+
+class Critic(nn.Module):
+    """A state-action value: the state through `fc_s`, the action through `fc_a` of its own width, then summed."""
+
+    def __init__(self, n_obs=6, n_act=2):
+        super().__init__()
+        self.fc_s = nn.Linear(n_obs, 32)
+        self.fc_h = nn.Linear(32, 16)
+        self.fc_a = nn.Linear(n_act, 16)
+        self.out = nn.Linear(16, 1)
+
+    def forward(self, state, action):
+        return self.out(torch.relu(self.fc_h(torch.relu(self.fc_s(state))) + self.fc_a(action)))
+
+
+def test_an_argument_that_feeds_a_layer_of_its_own():
+    from gradfix.verify.inputs import _side_widths
+
+    critic = Critic().double()
+    assert _side_widths(critic) == [2]
+    s, a = infer_input("critic", [critic], torch.float64)
+    assert tuple(s.shape) == (4, 6) and tuple(a.shape) == (4, 2)
+
+
+def test_a_chain_has_no_side_width():
+    from gradfix.verify.inputs import _side_widths
+
+    chain = nn.Sequential(nn.Linear(6, 32), nn.ReLU(), nn.Linear(32, 16), nn.Linear(16, 1))
+    assert _side_widths(chain) == []

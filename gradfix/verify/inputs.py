@@ -221,8 +221,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
-        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) for make in base
-                  if len(getattr(make, "shape", ())) == 2]
+        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
+                  for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
     i = 0
     while i < len(cands) or (not dict_mode and batch_keys is not None and len(req) == 1
@@ -357,6 +357,19 @@ def _joined_widths(model: nn.Module) -> list[int]:
         d = after.in_features - before.out_features
         if d > 0 and d not in out:
             out.append(d)
+    return out[:3]
+
+
+def _side_widths(model: nn.Module) -> list[int]:
+    """Widths of an input that forward gives a layer of its own: a later Linear whose in_features no earlier
+    Linear's out_features (nor the first's in_features) can feed (a critic's `nn.Linear(n_actions, 300)` for the
+    action beside `nn.Linear(obs_dim, 400)` for the state, `forward(self, state, action)`)."""
+    lins = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    out: list[int] = []
+    for i, lin in enumerate(lins[1:], 1):
+        w = lin.in_features
+        if w != lins[0].in_features and all(w != x.out_features for x in lins[:i]) and w not in out:
+            out.append(w)
     return out[:3]
 
 
