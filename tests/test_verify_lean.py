@@ -72,6 +72,7 @@ def test_calls_reading_only_torch_and_locals_need_no_load(verdicts):
     ("import torch\ndef main():\n    global amp\n    amp = parse()\n", False),
     ("import torch\nif True:\n    amp = False\n", False),  # a block at module level binds in the module
     ("import torch\nclass C:\n    amp = True\n", True),  # a class attribute
+    ("import torch\ndef main():\n    from flags import amp\n", False),  # a function's own import of it
 ])
 def test_when_the_file_is_not_needed(src, lean):
     tree = ast.parse(src)

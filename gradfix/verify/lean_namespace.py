@@ -136,6 +136,10 @@ def lean_namespace(old_tree: ast.Module, new_tree: ast.Module, calls: list[ast.e
         # what the loaded version binds at module level (a function's own locals never are); a name only dropped
         # code sets is a probe either way, and one a function declares `global` counts as bound
         bound = {x for n in ast.walk(tree) if isinstance(n, ast.Global) for x in n.names}
+        # a name a function imports for itself (`from torch.cuda.amp import GradScaler` in its body) is the call's
+        # own when the call is in that function: not a probe; the loaded path sees which
+        bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                  if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
         for stmt in kept + computed:
             bound |= _module_names(stmt)
         for name in read:
