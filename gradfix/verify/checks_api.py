@@ -1,8 +1,7 @@
-"""Contracts of the API rules that build the changed module (GF303-GF306). Picked up by `checks.extra_checks`.
+"""Contracts of the API rules that build the changed module (GF303, GF304, GF306); `checks.extra_checks` finds them.
 
 - `registers-params` (GF303, GF304): the rewritten module registers what the original left out,
   and computes the same outputs and gradients otherwise.
-- `forward-call` (GF305): `m(x)` equals `m.forward(x)` when no hook is registered, and runs hooks.
 - `checkpoint-grads` (GF306): with inputs that do not require grad, the block's parameters get
   gradients with `use_reentrant=False` where the reentrant version left them None.
 
@@ -21,11 +20,10 @@ import torch
 import torch.nn as nn
 
 from .runtime import (
-    SEED_RUN, Outcome, Untestable, _RetryFp32, flatten, fmt_exc, is_gpu_error, plural, projected_loss, rel_diff, seeded,
+    SEED_RUN, Outcome, Untestable, flatten, fmt_exc, is_gpu_error, plural, projected_loss, rel_diff, seeded,
 )
 from .context import Ctx, fixture_hint
-from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, make_leaves, required_params
-from .checks import check_equal
+from .inputs import _candidate_inputs, _first_known_leaf, _fresh_inputs, infer_input, required_params
 from .unit_build import _build, infer_unit_input
 from .units import combine, plan_units
 from .checks_expr import TOL_F32, _default_dtype, _quiet
@@ -362,209 +360,9 @@ def _checkpoint_unit(ctx: Ctx, name: str) -> Outcome:
     return Outcome("equivalent", f"{agree}; no gradient was lost by the reentrant variant here", name)
 
 
-# --------------------------------------------------------------------------- forward-call (GF305)
-
-
-def _hook_count(model: nn.Module) -> int:
-    return sum(len(m._forward_hooks) + len(m._forward_pre_hooks) for m in model.modules())
-
-
-def _forward_crash(model, leaves, mode: str, recv: str, unit: str, error: BaseException, compared: list[str],
-                   worst: float, where: str, tol: float, hooks: int) -> Outcome:
-    """`m.forward(x)` ran, then raised when run again; `fixes-crash` when `m(x)` keeps running and,
-    where both ran, the two agreed or the module's hooks explain the difference."""
-    try:
-        _forward_grads(model, leaves, mode, [])
-    except Exception as e:  # noqa: BLE001
-        return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(error)} when run again ({mode} mode), "
-                       f"and so does `{recv}(x)` ({fmt_exc(e)})", unit)
-    first = f"on the first run ({', '.join(compared)} mode)"
-    if worst > tol and not hooks:
-        return Outcome("failed", f"`{recv}(x)` and `{recv}.forward(x)` differ {first} without any hook: {where} "
-                       f"norm-relative {worst:.1e}", unit)
-    agree = (f"{where} differs on the first run (norm-relative {worst:.1e}): `{recv}` carries "
-             f"{plural(hooks, 'forward hook')}, which only the call runs" if worst > tol else
-             f"{first} outputs, parameter and input gradients agree (largest norm-relative difference {worst:.1e})")
-    return Outcome("fixes-crash", f"`{recv}.forward(x)` raises {fmt_exc(error)} when run again ({mode} mode: the "
-                   f"hooks that recompute its state are skipped), `{recv}(x)` runs; {agree}", unit)
-
-
-def check_forward_call(ctx: Ctx) -> Outcome:
-    c = ctx.req.contract
-    recv = str(c.get("receiver") or "model")
-    if c.get("in_class") or (ctx.analysis.changed_functions and
-                             any(ctx.fixture(f) is not None for f in ctx.analysis.changed_functions)):
-        out = check_equal(ctx)
-        if out.verdict == "equivalent":
-            out = Outcome(out.verdict, out.detail.rstrip(".") + "; the module is now called, so its hooks run", out.unit)
-        return out
-    unit = f"<{c.get('call_new') or recv + '(...)'}>"
-    setup = c.get("setup")
-    if setup and "." not in recv:  # built inside a unittest method from `self` (unittest_build.py)
-        out = _forward_in_test_method(ctx, setup, recv, unit)
-        if out is not None:
-            return out
-    if not setup or "." in recv:
-        where = ", ".join(ctx.analysis.changed_functions) or "module-level code"
-        return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
-                       f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
-                                                            ctx.analysis.changed_functions else recv, "function"), unit)
-    from .checks_step import _setup_namespace
-
-    try:
-        with _quiet():
-            _ns, model = _setup_namespace(ctx, "old", setup, recv)
-    except Untestable:
-        raise
-    except Exception as e:  # noqa: BLE001
-        if is_gpu_error(e):
-            return Outcome("untestable", f"needs GPU: `{setup.splitlines()[0]}` raises {fmt_exc(e)}", unit)
-        return Outcome("untestable", f"building `{recv}` raises {ctx.explain(e, recv)}", unit)
-    try:
-        inputs = infer_input(recv, [model], ctx.dtype, ctx.explain)
-    except Untestable as u:
-        return Outcome("untestable", str(u), unit)
-    except _RetryFp32:  # the module check retries in float32; this one runs in float64 only
-        return Outcome("untestable", f"`{recv}` raises dtype errors on every float64 input tried (a float32 tensor made "
-                       f"inside it?); the forward-call check runs in float64 only", unit)
-    leaves = make_leaves(inputs, ctx.dtype)
-    lines = setup.splitlines()
-    built = lines[0]
-    if _ns.get("__gf_prior_build"):  # the setup only converted it: the file's own build ran first (held_builds.py)
-        built = f"{_ns['__gf_prior_build']}` then `{built}"
-    passed = f"{recv} = "
-    if len(lines) > 1 and lines[-1].startswith(passed) and lines[-1][len(passed):].isidentifier():
-        built += f"`, passed as `{recv}` (`{lines[-1]}`)"  # a helper's parameter: the one build its callers pass
-    else:
-        built += "`"
-    return _compare_call(ctx, model, leaves, {}, recv, unit, f"`{recv}` built by `{built}, input inferred from "
-                         f"its first layer")
-
-
-def _forward_in_test_method(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome | None:
-    """`generator.forward(self.sample)` in a unittest method, `generator` built there from `self`: the TestCase
-    after its setUp() builds it, and the call's own arguments are the input (unittest_build.py). In fp64 when the
-    original runs so (a first build, run once, tells), else in the test's own dtypes with the fp32 tolerance (1e-4).
-    None: not that form."""
-    from .runtime import SEED_BUILD, TOL32
-    from .unittest_build import build_in_test_method
-
-    c = ctx.req.contract
-
-    def build():
-        with _quiet(), seeded(SEED_BUILD):
-            tu = build_in_test_method(ctx.analysis.old_tree, ctx.analysis.changed_methods, ctx.load_fresh("old"),
-                                      setup, recv, c.get("call_old"))
-        if tu is not None and not isinstance(tu.obj, nn.Module):
-            raise Untestable(f"the setup does not bind an nn.Module named '{recv}' ({tu.note})")
-        return tu
-
-    def cast(tu, dtype):
-        tu.obj.to(dtype)
-        kwargs = {k: (v.detach().to(dtype) if torch.is_tensor(v) and v.is_floating_point() else v)
-                  for k, v in tu.kwargs.items()}
-        return make_leaves(tu.args, dtype), kwargs
-
-    try:
-        tu = build()
-        if tu is None:
-            return None
-        leaves, kwargs = cast(tu, ctx.dtype)
-        try:
-            with torch.no_grad(), seeded(SEED_RUN), _quiet():
-                tu.obj.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            fp64 = True
-        except Exception:  # noqa: BLE001 - e.g. the test's own fp32 tensors meet fp64 weights: run as the test does
-            fp64 = False
-        tu = build()  # afresh: the probe ran it once
-    except Untestable as u:
-        return Outcome("untestable", str(u), unit)
-    if fp64:
-        leaves, kwargs = cast(tu, ctx.dtype)
-        return _compare_call(ctx, tu.obj, leaves, kwargs, recv, unit, tu.note)
-    leaves = [x.detach().clone().requires_grad_(True) if torch.is_tensor(x) and x.is_floating_point() else x
-              for x in tu.args]
-    tol = ctx.tol
-    ctx.tol = max(ctx.tol, TOL32)
-    try:
-        out = _compare_call(ctx, tu.obj, leaves, dict(tu.kwargs), recv, unit, tu.note)
-    finally:
-        ctx.tol = tol
-    if out.verdict != "untestable":
-        ctx.weak_units.append(unit)
-    return out
-
-
-def _fresh_kwargs(kwargs: dict) -> dict:
-    return dict(zip(kwargs, _fresh_inputs(list(kwargs.values()))))
-
-
-def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: str, unit: str,
-                  how: str) -> Outcome:
-    """`recv(x)` against `recv.forward(x)` on `leaves` (and `kwargs`), eval and train mode, then a test hook shows
-    that only the call runs hooks. `how` says how the module and its input were made."""
-    hooks = _hook_count(model)
-    worst, where = 0.0, ""
-    compared: list[str] = []
-    for mode in ("eval", "train"):
-        try:
-            f_out, f_g, f_ig = _forward_grads(model, leaves, mode, [], call=_with(model.forward, kwargs))
-        except Exception as e:  # noqa: BLE001
-            if compared:
-                # it ran once and fails when run again: hook-based weight_norm's weight is computed by a
-                # pre-hook that the direct call skips, so the second backward reuses a freed graph
-                return _forward_crash(model, leaves, mode, recv, unit, e, compared, worst, where, ctx.tol, hooks)
-            return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on its input ({how})", unit)
-        try:
-            c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [], call=_with(model, kwargs))
-        except Exception as e:  # noqa: BLE001
-            return Outcome("failed", f"`{recv}(x)` raises {fmt_exc(e)} ({mode} mode), while `{recv}.forward(x)` runs",
-                           unit)
-        pairs = [(f"output {i}", a, b) for i, (a, b) in enumerate(zip(f_out, c_out))]
-        pairs += [(f"grad of {n}", g, c_g.get(n)) for n, g in f_g.items()]
-        pairs += [("input grad", a, b) for a, b in zip(f_ig, c_ig)]
-        for label, a, b in pairs:
-            d = rel_diff(a, b)
-            if d > worst:
-                worst, where = d, f"{label} ({mode} mode)"
-        compared.append(mode)
-    if worst > ctx.tol:
-        if hooks:
-            return Outcome("changes-behaviour", f"{how}: `{recv}` carries {plural(hooks, 'forward hook')}: "
-                           f"`{recv}(x)` runs {'it' if hooks == 1 else 'them'} and `{recv}.forward(x)` did not, so "
-                           f"{where} differs (norm-relative {worst:.1e}); without hooks the two agree by construction",
-                           unit)
-        return Outcome("failed", f"`{recv}(x)` and `{recv}.forward(x)` differ without any hook: {where} norm-relative "
-                       f"{worst:.1e}", unit)
-    seen: list[int] = []
-    handle = model.register_forward_hook(lambda *a: seen.append(1))
-    try:
-        with torch.no_grad(), seeded(SEED_RUN), _quiet():
-            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            direct = len(seen)
-            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            called = len(seen) - direct
-    finally:
-        handle.remove()
-    hook_txt = (f"a test forward hook ran {plural(called, 'time')} through `{recv}(x)` and {plural(direct, 'time')} "
-                f"through `{recv}.forward(x)`")
-    extra = f" ({plural(hooks, 'registered hook')} leave the result unchanged)" if hooks else ""
-    return Outcome("equivalent", f"{how}: `{recv}(x)` "
-                   f"equals `{recv}.forward(x)` (outputs, parameter and input gradients, eval and train mode, fp64, "
-                   f"largest norm-relative difference {worst:.1e}){extra}; {hook_txt}", unit)
-
-
-def _with(fn, kwargs: dict):
-    """`fn` called with fresh copies of `kwargs` after the positional inputs."""
-    if not kwargs:
-        return fn
-    return lambda *xs: fn(*xs, **_fresh_kwargs(kwargs))
-
-
 CHECKS = {
     "registers-params": check_registers_params,
     "checkpoint-grads": check_checkpoint_grads,
-    "forward-call": check_forward_call,
 }
 
 

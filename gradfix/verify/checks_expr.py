@@ -6,8 +6,8 @@ Picked up by `checks.extra_checks`.
   with the same values that gets a gradient.
 
 Free names of the expressions become probe values (bound by the old signature, the same in both
-calls). The module-building API contracts (GF303-GF306) are in checks_api. Facts behind them:
-/work/shared/design/hazards.md ("Further hazards") and verification.md.
+calls). The module-building API contracts are in checks_api (GF303, GF304, GF306) and checks_forward
+(GF305). Facts behind them: /work/shared/design/hazards.md ("Further hazards") and verification.md.
 """
 
 from __future__ import annotations

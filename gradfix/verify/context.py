@@ -1,6 +1,7 @@
 """The request context a check runs in: the two loaded versions, fixtures, precision."""
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import sys
@@ -47,6 +48,7 @@ class Ctx:
     observed: dict = field(default_factory=dict)  # unit -> observed.Observed: arguments recorded in its holder
     input_notes: dict = field(default_factory=dict)  # unit -> what its synthesised input is (a batch dict)
     notes: list = field(default_factory=list)  # sentences a definitive verdict's detail ends with (call_sites.py)
+    env_reasons: dict = field(default_factory=dict)  # module-level name -> why its environment was not made
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -71,7 +73,7 @@ class Ctx:
                         self._instrumented[tag] = instrument(tree, self.required[tag])
                     tree = self._instrumented[tag]
                     extra = {HIT: self.coverage.recorder(tag)}
-                return exec_module(tree, tag, self.req.path, package_of(self.req.path, self.req.project_root), extra)
+                mod = exec_module(tree, tag, self.req.path, package_of(self.req.path, self.req.project_root), extra)
         except BaseException as e:  # noqa: BLE001
             if isinstance(e, KeyboardInterrupt):
                 raise
@@ -94,6 +96,26 @@ class Ctx:
                     "local modules resolve"
                 )
             raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
+        self._bind_envs(tag, mod)
+        return mod
+
+    def _bind_envs(self, tag: str, mod: types.ModuleType) -> None:
+        """Module-level `env = gym.make(...)` and the constants derived from it, which the loader dropped, made in
+        the worker (module_envs.py); why one could not be is kept for the NameError's explanation."""
+        tree = self.analysis.old_tree if tag == "old" else self.analysis.new_tree
+        if not any(isinstance(n, ast.Import) and any(a.name in ("gym", "gymnasium") for a in n.names)
+                   for n in ast.walk(tree)):
+            return
+        from .module_envs import bind_module_envs
+
+        made, reasons = bind_module_envs(tree, mod, self.stripped[tag].dropped_names,
+                                         os.path.basename(self.req.path or "this file"))
+        for note in made:
+            note = _sentence(note)
+            if note not in self.notes:
+                self.notes.append(note)
+        for name, why in reasons.items():
+            self.env_reasons.setdefault(name, why)
 
     def _second_load_of_original(self, err: BaseException) -> None:
         """The rewrite is loaded after the original, in the same process. A file that registers itself at load
@@ -153,6 +175,9 @@ class Ctx:
             dropped = set()
             for s in self.stripped.values():
                 dropped |= s.dropped_names
+            if name and name in self.env_reasons:
+                return (f"{unit} uses the module-level name '{name}', set from an environment the verifier could not "
+                        f"make: {self.env_reasons[name]}")
             if name and name in dropped:
                 return (
                     f"{unit} uses the module-level name '{name}', which is set by module-level code the verifier "

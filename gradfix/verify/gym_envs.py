@@ -48,11 +48,13 @@ class EnvBinding:
     env_id: str | None = None  # the literal id; None for a make whose id is not a literal
     kwargs: tuple = ()  # (name, literal value) of the make, render_mode left out
     render: bool = False  # the make asked for a render_mode, which is left out
+    then: tuple = ()  # attribute chains the name is rebound to right after the make: (("unwrapped",),)
 
     @property
     def text(self) -> str:
         t = ast.unparse(self.value)
-        return t if len(t) <= 60 else t[:57] + "..."
+        t = t if len(t) <= 60 else t[:57] + "..."
+        return t + "".join(f"`, then `{self.name} = {self.name}.{'.'.join(c)}" for c in self.then)
 
 
 def _gym_aliases(tree: ast.Module) -> dict[str, str]:
@@ -154,18 +156,67 @@ class EnvScope:
 
     def _bindings(self, body: list, stores: dict, params, known: dict) -> dict[str, EnvBinding]:
         out = dict(known)
+        rebound: dict[str, int] = {}  # a make's name -> the statements that rebound it to an attribute of itself
+        prev = None
         for st in body:
+            last, prev = prev, st
             if not (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)):
                 continue
             name = st.targets[0].id
-            if stores.get(name) != 1 or (params and name in params):
+            if params and name in params:
+                continue
+            chain = _self_chain(st.value, name)
+            b = out.get(name)
+            if (chain is not None and b is not None and b.package is not None and last is not None
+                    and _binds(last, name) and stores.get(name, 0) > 1):
+                # `env = gym.make(...)` and, as the very next statement, `env = env.unwrapped`: nothing can
+                # read the first value, so the binding is the make followed by that attribute
+                out[name] = EnvBinding(name, b.value, b.line, b.package, b.env_id, b.kwargs, b.render,
+                                       b.then + (chain,))
+                rebound[name] = rebound.get(name, 0) + 1
                 continue
             made = _make(st.value, self.aliases)
             if made is not None:
+                if stores.get(name, 0) > 1 and not _only_rebound_after(body, st, name):
+                    out.pop(name, None)  # bound again elsewhere: which value a use sees depends on where it is
+                    continue
                 out[name] = EnvBinding(name, st.value, st.lineno, *made)
-            elif out and env_names(st.value, out, self.ok, frozenset()) is not None:
+            elif stores.get(name) == 1 and out and env_names(st.value, out, self.ok, frozenset()) is not None:
                 out[name] = EnvBinding(name, st.value, st.lineno)
+        gone = {name for name, n in rebound.items() if stores.get(name) != n + 1}
+        removed: set[str] = set()
+        while gone:  # bound again elsewhere too: drop it, and what was derived from it
+            removed |= gone
+            for name in gone:
+                out.pop(name, None)
+            gone = {k for k, b in out.items() if b.package is None
+                    and any(isinstance(x, ast.Name) and x.id in removed for x in ast.walk(b.value))}
         return out
+
+
+def _self_chain(value: ast.expr, name: str) -> tuple[str, ...] | None:
+    """`name.a.b` -> ("a", "b"); None for anything else (a call, a subscript, another name)."""
+    parts: list[str] = []
+    while isinstance(value, ast.Attribute):
+        parts.append(value.attr)
+        value = value.value
+    if parts and isinstance(value, ast.Name) and value.id == name:
+        return tuple(reversed(parts))
+    return None
+
+
+def _binds(st: ast.stmt, name: str) -> bool:
+    return (isinstance(st, ast.Assign) and len(st.targets) == 1 and isinstance(st.targets[0], ast.Name)
+            and st.targets[0].id == name)
+
+
+def _only_rebound_after(body: list, st: ast.stmt, name: str) -> bool:
+    """Every other binding of `name` is a `name = name.attr` right after `st` or after another such statement."""
+    i = body.index(st)
+    j = i + 1
+    while j < len(body) and _binds(body[j], name) and _self_chain(body[j].value, name) is not None:
+        j += 1
+    return j > i + 1
 
 
 def env_names(node: ast.expr, envs: dict[str, EnvBinding], ok, local: frozenset) -> set[str] | None:
@@ -289,6 +340,12 @@ def make_env(b: EnvBinding, where: str) -> tuple[Any, str]:
         made = newer
         how = (f"made as `{newer}` in the worker: {b.package} {version} has retired `{b.env_id}` "
                f"({_fmt(e)})")
+    for chain in b.then:  # `env = env.unwrapped` right after the make
+        try:
+            for attr in chain:
+                env = getattr(env, attr)
+        except Exception as e:  # noqa: BLE001
+            raise EnvUnavailable(f"{said}: `{b.name}.{'.'.join(chain)}` raises {_fmt(e)}") from None
     if getattr(env, "render_mode", None) not in (None, "rgb_array", "ansi"):
         with contextlib.suppress(Exception), _quiet():
             env.close()

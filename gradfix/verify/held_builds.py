@@ -143,6 +143,20 @@ def _self_attrs(cls: ast.ClassDef, init: ast.FunctionDef, build: ast.stmt, me: s
     return [(x, st.value) for x, st in sorted(want.items(), key=lambda kv: kv[1].lineno)]
 
 
+def _pairs(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]]:
+    """(target, value) of each name an assignment binds to its own expression: every target of `a = b = v`, and
+    each element of `a, b = v1, v2` (a tuple or list on both sides, of the same length, no starred element)."""
+    out = []
+    for t in node.targets:
+        if isinstance(t, (ast.Tuple, ast.List)) and isinstance(node.value, (ast.Tuple, ast.List)):
+            if len(t.elts) == len(node.value.elts) and not any(isinstance(e, ast.Starred)
+                                                                for e in t.elts + node.value.elts):
+                out += list(zip(t.elts, node.value.elts))
+        else:
+            out.append((t, node.value))
+    return out
+
+
 def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, path: str | None,
                root: str | None) -> HeldBuild | None:
     """A setup `attr = Cls(lr, dims=input_dims)` copied from `self.attr = Cls(lr, dims=input_dims)` in the
@@ -173,14 +187,15 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
                 continue
             me = fn.args.args[0].arg
             for node in ast.walk(fn):
-                if isinstance(node, ast.Assign) and ast.dump(node.value) == rhs and any(
-                        isinstance(t, ast.Attribute) and t.attr == recv and isinstance(t.value, ast.Name)
-                        and t.value.id == me for t in node.targets):
-                    holders.append((cls, fn, node))
+                if not isinstance(node, ast.Assign):
+                    continue
+                for target, value in _pairs(node):  # `self.q = Q(...)`, `self.q, self.t = Q(...), Q(...)`
+                    if (ast.dump(value) == rhs and isinstance(target, ast.Attribute) and target.attr == recv
+                            and isinstance(target.value, ast.Name) and target.value.id == me):
+                        holders.append((cls, fn, node, value))
     if len(holders) != 1:
         return None
-    cls, init, stmt = holders[0]
-    value = stmt.value
+    cls, init, stmt, value = holders[0]
     a = init.args
     params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
     me = params[0]

@@ -1,8 +1,10 @@
 """Inferring a unit's input from its first known layer (see verification.md, Input inference)."""
 from __future__ import annotations
 
+import ast
 import copy
 import inspect
+import textwrap
 from typing import Callable
 
 import torch
@@ -133,6 +135,49 @@ def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype) -> list[Callable[[], 
     return out
 
 
+def _view_candidates(model: nn.Module, dtype: torch.dtype) -> list[Callable[[], tuple]]:
+    """An input shaped as forward's first reshape of its argument says: `x.view(-1, 1, 185, 95)` (every size an int
+    literal, at most one -1, taken as the batch) gives (4, 1, 185, 95). Tried after the first layer's candidates;
+    the check still needs forward to run on it, nothing else is assumed of it."""
+    forward = type(model).forward
+    try:
+        fn = ast.parse(textwrap.dedent(inspect.getsource(forward))).body[0]
+        names = forward.__code__.co_varnames[:forward.__code__.co_argcount]
+    except (OSError, TypeError, SyntaxError, IndexError, AttributeError):
+        return []
+    if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == "forward" and len(names) >= 2
+            and tuple(a.arg for a in fn.args.args) == tuple(names)):
+        return []  # the text read back is not this forward's (a file changed on disk, a notebook)
+    arg = fn.args.args[1].arg
+    calls = [n for n in ast.walk(fn) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr in ("view", "reshape") and isinstance(n.func.value, ast.Name)
+             and n.func.value.id == arg and not n.keywords]
+    for call in sorted(calls, key=lambda c: (c.lineno, c.col_offset))[:1]:
+        sizes = list(call.args)
+        if len(sizes) == 1 and isinstance(sizes[0], ast.Tuple):
+            sizes = sizes[0].elts
+        try:
+            dims = [ast.literal_eval(a) for a in sizes]
+        except (ValueError, TypeError, SyntaxError):
+            return []
+        if not dims or not all(isinstance(d, int) and not isinstance(d, bool) and (d > 0 or d == -1) for d in dims):
+            return []
+        if dims.count(-1) > 1 or (-1 in dims and dims[0] != -1):
+            return []
+        shape = tuple(BATCH if d == -1 else d for d in dims)
+        if len(shape) < 2 or int(torch.Size(shape).numel()) > 4_000_000:
+            return []
+
+        def make(shape=shape) -> tuple:
+            g = torch.Generator().manual_seed(SEED_INPUT)
+            return (torch.randn(shape, generator=g, dtype=dtype),)
+
+        make.shape = shape  # type: ignore[attr-defined]
+        make.note = f"shaped {shape} as forward's `{ast.unparse(call)}` reads it"  # type: ignore[attr-defined]
+        return [make]
+    return []
+
+
 def required_params(fn: Callable, skip_first: bool) -> list[str]:
     try:
         sig = inspect.signature(fn)
@@ -165,6 +210,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     from .batches import dict_candidates, missing_key
 
     base = _candidate_inputs(leaf, dtype)
+    if len(req) == 1:
+        base = base + _view_candidates(models[0], dtype)
     cands = base
     keys = list(batch_keys or []) if len(req) == 1 else []
     dict_mode = bool(keys)
@@ -174,8 +221,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
-        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) for make in base
-                  if len(getattr(make, "shape", ())) == 2]
+        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
+                  for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
     i = 0
     while i < len(cands) or (not dict_mode and batch_keys is not None and len(req) == 1
@@ -310,6 +357,19 @@ def _joined_widths(model: nn.Module) -> list[int]:
         d = after.in_features - before.out_features
         if d > 0 and d not in out:
             out.append(d)
+    return out[:3]
+
+
+def _side_widths(model: nn.Module) -> list[int]:
+    """Widths of an input that forward gives a layer of its own: a later Linear whose in_features no earlier
+    Linear's out_features (nor the first's in_features) can feed (a critic's `nn.Linear(n_actions, 300)` for the
+    action beside `nn.Linear(obs_dim, 400)` for the state, `forward(self, state, action)`)."""
+    lins = [m for m in model.modules() if isinstance(m, nn.Linear)]
+    out: list[int] = []
+    for i, lin in enumerate(lins[1:], 1):
+        w = lin.in_features
+        if w != lins[0].in_features and all(w != x.out_features for x in lins[:i]) and w not in out:
+            out.append(w)
     return out[:3]
 
 
