@@ -286,18 +286,19 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) == want]
-    if len(found) != 1:
-        return None
-    fn, stmt = found[0]
-    pre = local_constants(fn, ok, stmt.lineno)
-    read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-    pre = _needed(pre, set(read))
-    if not pre or (read - {n for n, _v in pre}) & _stored(fn):
-        return None  # another name of the setup is a local of the function: not one the module gives
-    ns = dict(vars(mod))
-    where = getattr(mod, "__file__", None) or "<setup>"
-    values = {}
-    for name, value in pre:
-        ns[name] = values[name] = _eval_in(value, ns, where)
-    sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
-    return values, f"with `{sets}` set before it in {fn.name}()"
+    # the same statement in several functions (`model = build_model(vocab, dim)` in `main()` and in `predict()`, where
+    # `vocab` is read from a file): the first whose names are all constants of that function builds it
+    for fn, stmt in found:
+        pre = local_constants(fn, ok, stmt.lineno)
+        read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        pre = _needed(pre, set(read))
+        if not pre or (read - {n for n, _v in pre}) & _stored(fn):
+            continue  # another name of the setup is a local of the function: not one the module gives
+        ns = dict(vars(mod))
+        where = getattr(mod, "__file__", None) or "<setup>"
+        values = {}
+        for name, value in pre:
+            ns[name] = values[name] = _eval_in(value, ns, where)
+        sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+        return values, f"with `{sets}` set before it in {fn.name}()"
+    return None

@@ -1,0 +1,68 @@
+"""A GF305 receiver built by a statement that several functions of the file hold (held_builds.function_build): the
+first function whose names the statement reads are all its constants builds it; one reading data does not."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradfix.verify import Verifier, VerifyRequest
+
+pytest.importorskip("torch")
+
+SRC = textwrap.dedent('''
+    import json
+
+    import torch
+    import torch.nn as nn
+
+
+    class Tagger(nn.Module):
+        def __init__(self, vocab_size, width):
+            super().__init__()
+            self.emb = nn.Embedding(vocab_size, width)
+            self.out = nn.Linear(width, 2)
+
+        def forward(self, ids):
+            return self.out(self.emb(ids).mean(1))
+
+
+    def train():
+        vocab_size = 12
+        width = 8
+        model = Tagger(vocab_size, width)
+        return model
+
+
+    def predict(path, ids):
+        vocab_size = len(json.load(open(path)))
+        width = 8
+        model = Tagger(vocab_size, width)
+        with torch.no_grad():
+            return model.forward(torch.LongTensor(ids))
+''')
+
+
+def _request(src: str, path: str) -> VerifyRequest:
+    old = "model.forward(torch.LongTensor(ids))"
+    new = "model(torch.LongTensor(ids))"
+    contract = {"kind": "forward-call", "receiver": "model", "in_class": False, "call_old": old, "call_new": new,
+                "setup": "model = Tagger(vocab_size, width)"}
+    return VerifyRequest(path=path, original=src, rewritten=src.replace(old, new), rule="GF305", line=29,
+                         contract=contract, project_root=None)
+
+
+def test_receiver_built_as_another_function_builds_it(tmp_path):
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(SRC, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "equivalent", res
+    assert "set before it in train()" in res.detail, res
+
+
+def test_only_a_function_reading_data_stays_untestable(tmp_path):
+    src = SRC.replace("    vocab_size = 12\n", "    vocab_size = len(json.load(open('v.json')))\n")
+    assert src != SRC
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "untestable", res
