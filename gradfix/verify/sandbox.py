@@ -122,7 +122,8 @@ STUB_CAUSE: dict[str, str] = {}  # submodule of an installed package, stubbed ->
 
 
 def _touch(name: str, how: str):
-    pkg = next((m for sub, m in STUB_CAUSE.items() if name == sub or name.startswith(sub + ".")), name.split(".")[0])
+    pkg = next((m for sub, m in STUB_CAUSE.items() if name == sub or name.startswith(sub + ".")), None) or \
+        next((m for m in UNPARSABLE if name.startswith(m + ".")), None) or name.split(".")[0]
     entry = f"{pkg} ({name})"
     if entry not in TOUCHED:
         TOUCHED.append(entry)
@@ -214,6 +215,15 @@ def unguarded_imports(tree: ast.Module) -> set[str]:
 # --------------------------------------------------------------------------- local modules
 
 DROPPED: dict[str, set[str]] = {}  # module name -> names only its skipped top-level code binds
+UNPARSABLE: dict[str, str] = {}  # project module that does not parse -> its SyntaxError
+# the code of such a module: every name read from it is a stub (PEP 562 module __getattr__)
+_UNPARSABLE_STUB = (
+    "from gradfix.verify.sandbox import Stub as _GfStub\n"
+    "def __getattr__(attr):\n"
+    "    if attr.startswith('__') and attr.endswith('__'):\n"
+    "        raise AttributeError(attr)\n"
+    "    return _GfStub({name!r} + '.' + attr)\n"
+)
 LOCAL_LOADED: list[str] = []
 
 
@@ -228,7 +238,14 @@ class _StrippedLoader(importlib.machinery.SourceFileLoader):
 
     def get_code(self, fullname):
         data = self.get_data(self.path)
-        tree = ast.parse(data, self.path)
+        try:
+            tree = ast.parse(data, self.path)
+        except SyntaxError as e:
+            # a project module that does not parse (merge-conflict markers, Python 2): a stub module whose names
+            # raise only when the unit uses them, as for a package that is not installed
+            UNPARSABLE[fullname] = f"SyntaxError: {e.msg} ({os.path.basename(self.path)}, line {e.lineno})"
+            STUBBED.add(fullname)
+            return compile(_UNPARSABLE_STUB.format(name=fullname), self.path, "exec", dont_inherit=True)
         STUBBABLE.update(unguarded_imports(tree))
         stub_fallback.watch(tree)
         stripped = S.strip_module(tree)
@@ -276,6 +293,12 @@ def install_import_hooks(paths: list[str], sources: list[str]) -> None:
 
 def explain_stubs(result: dict, interpreter: str) -> dict:
     """A touched stub makes the verdict untestable; untouched ones are listed in the detail."""
+    broken = [t for t in TOUCHED if t.split(" ")[0] in UNPARSABLE]
+    if broken:
+        mods = sorted({t.split(" ")[0] for t in broken})
+        return {**result, "verdict": "untestable", "detail": (
+            f"the unit uses {', '.join(broken)}, a module of the project that does not parse: "
+            f"{'; '.join(UNPARSABLE[m] for m in mods)}")}
     if TOUCHED:
         pkgs = sorted({t.split(" ")[0] for t in TOUCHED})
         return {**result, "verdict": "untestable", "detail": (
@@ -287,7 +310,8 @@ def explain_stubs(result: dict, interpreter: str) -> dict:
         detail = detail.rstrip()
         if detail and not detail.endswith("."):
             detail += "."
-        result = {**result, "detail": f"{detail} Stubbed imports the unit does not use: {', '.join(sorted(STUBBED))}."}
+        shown = [f"{m} (does not parse)" if m in UNPARSABLE else m for m in sorted(STUBBED)]
+        result = {**result, "detail": f"{detail} Stubbed imports the unit does not use: {', '.join(shown)}."}
     dropped_name = _dropped_import(result.get("detail") or "")
     if dropped_name and result.get("verdict") == "untestable":
         name, mod = dropped_name
