@@ -103,8 +103,8 @@ class UnregisteredSubmodules(Rule):
         """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
         reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
         or `.requires_grad_()` (`_inspect`)."""
-        if "forward" in facts.defs and facts.init_class:
-            return True  # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`)
+        if facts.init_class and facts.forward_calls_a_call:
+            return True  # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`: a call whose callee is a call)
         if not (facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
                                       or "requires_grad_" in facts.attrs)):
             return False

@@ -207,3 +207,104 @@ def test_gf101_module_built_in_place_by_a_parallel_assignment_elsewhere(engine):
     )
     kept, found = _same(engine, source)
     assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 9)]
+
+
+# -- GF101: the written name must be one the scope may bind to a tensor ----------------------------
+
+GF101_WRITE_CASE = (
+    "import torch\nimport torch.nn as nn\n\n\n"
+    "class Gate(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n\n"
+    "    def forward(self, x):\n"
+    "        g = torch.sigmoid(self.lin(x))\n"
+    "        box = {value}\n"
+    "        {write}\n"
+    "        return g * 2, box\n"
+)
+
+
+@pytest.mark.parametrize("value,write", [("{}", "box['k'] = 1.0"), ("[0.0, 0.0]", "box[0] = 1.0"),
+                                         ("dict()", "box['k'] = 1.0"), ("()", "box += (1.0,)"),
+                                         ("[]", "box.clamp_(0, 1)"), ("{}", "other[0] = 1.0")])
+def test_gf101_skips_writes_into_names_never_bound_to_a_tensor(engine, value, write):
+    # a display, a builtin's result, or a name the scope never binds: `Flow.alias_root` finds no tensor binding
+    kept, found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
+    assert "GF101" not in kept and found == []
+
+
+@pytest.mark.parametrize("value,write", [("g", "box[0] = 1.0"), ("g.view(-1)", "box[0] = 1.0"),
+                                         ("g", "box += 1"), ("g", "box.mul_(2)")])
+def test_gf101_keeps_writes_into_a_tensor_the_activation_saved(engine, value, write):
+    kept, found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
+    assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 13)]
+
+
+@pytest.mark.parametrize("value,write", [("{}", "x[0] = 1.0"), ("{}", "g.data[0] = 1.0"),
+                                         ("{}", "for box in [g]:\n            box[0] = 1.0"),
+                                         ("{}", "with torch.no_grad() as box:\n            box += 1"),
+                                         ("{}", "if (box := g) is not None:\n            box[0] = 1.0")])
+def test_gf101_keeps_parameters_roots_and_names_bound_another_way(engine, value, write):
+    # a parameter, a chain from a bound tensor, a loop, `with` or walrus target: the flow may find a tensor
+    kept, _found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
+    assert "GF101" in kept
+
+
+GF101_MODE_CASE = (
+    "import torch\nimport torch.nn as nn\n{imports}\n\n\n"
+    "class Gate(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n\n"
+    "    {decorator}\n"
+    "    def {name}(self, x):\n"
+    "        g = torch.sigmoid(self.lin(x))\n"
+    "        g += 1\n"
+    "        return g\n"
+)
+
+
+@pytest.mark.parametrize("imports,decorator,name", [
+    ("", "@torch.no_grad()", "forward"), ("", "@torch.inference_mode()", "forward"),
+    ("", "@torch.autograd.no_grad()", "forward"), ("from torch import no_grad", "@no_grad()", "forward"),
+    ("from torch import inference_mode as frozen", "@frozen()", "forward"), ("", "@torch.no_grad", "forward"),
+    ("", "", "reset_parameters"), ("", "", "_init_weights"), ("", "@staticmethod", "initialize")])
+def test_gf101_skips_functions_it_never_looks_at(engine, imports, decorator, name):
+    # FileIndex.training_code_flows leaves out initialisers and functions decorated with a no_grad context
+    kept, found = _same(engine, GF101_MODE_CASE.format(imports=imports, decorator=decorator, name=name))
+    assert "GF101" not in kept and found == []
+
+
+@pytest.mark.parametrize("imports,decorator", [
+    ("", ""), ("", "@torch.enable_grad()"), ("from helpers import no_grad", "@no_grad()"),
+    ("from torch import no_grad\nfrom helpers import no_grad", "@no_grad()"),
+    ("import helpers as torch", "@torch.no_grad()")])
+def test_gf101_keeps_functions_not_shown_no_grad(engine, imports, decorator):
+    # a decorator that is not surely torch's no_grad (another module's, or a name two imports bind): kept
+    kept, found = _same(engine, GF101_MODE_CASE.format(imports=imports, decorator=decorator, name="forward"))
+    assert "GF101" in kept
+    if "as torch" not in imports:       # (there `torch.sigmoid` is no torch call either)
+        assert [(f.rule, f.span.line) for f in found] == [("GF101", 14 + imports.count("\n"))]
+
+
+# -- GF304: a module built and called at once needs a call of a call in `forward` -------------------
+
+GF304_FORWARD_CASE = (
+    "import torch.nn as nn\n\n\n"
+    "class Net(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n\n"
+    "    def forward(self, x):\n"
+    "        return {body}\n"
+)
+
+
+@pytest.mark.parametrize("body,fires", [("nn.Linear(4, 4)(x)", True), ("nn.Linear(4, 4).to(x.device)(x)", True),
+                                        ("(nn.Conv1d(4, 4, 1))(x)", True), ("nn.ReLU()(x)", None),
+                                        ("self.lin(x)", False), ("nn.functional.relu(self.lin(x))", False)])
+def test_gf304_forward_clause_needs_a_call_of_a_call(engine, body, fires):
+    kept, found = _same(engine, GF304_FORWARD_CASE.format(body=body))
+    assert ("GF304" in kept) == (fires is not False)
+    assert [f.rule for f in found if f.rule == "GF304"] == (["GF304"] if fires else [])

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import ast
-import re
 from functools import cached_property
 
 import libcst as cst
 from libcst.metadata import CodePosition, CodeRange, PositionProvider
 
 from gradfix.analysis import torchapi
+from gradfix.analysis.gradscopes import is_initialiser
 from gradfix.analysis.names import ImportMap, qualname
 from gradfix.analysis.tree import active, children, concrete, index_tree, preorder_spans, walk
 
 _STATEMENT_CONTAINERS = concrete(cst.BaseCompoundStatement, cst.IndentedBlock, cst.Else, cst.ExceptHandler,
                                  cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
-_INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
-
-
-def is_initialiser(name: str) -> bool:
-    """`__init__`, `reset_parameters`, `_init_weights`, `init_weights`, `initialize`, ..."""
-    return bool(_INIT_NAME.match(name))
 
 
 class FileIndex:

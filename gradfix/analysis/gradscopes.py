@@ -39,6 +39,13 @@ and the scopes with a `.detach()` call and an in-place op (GF102's condition, `g
 A call given a literal True counts as in place only when its callee may be an activation or dropout
 (its functional form, or a constructor of one: torchapi.INPLACE_FUNCTIONAL_POSITION / _MODULE_POSITION).
 
+For GF101 an in-place op also needs a target `Flow.alias_root` can take to a tensor binding of the scope:
+its chain's root name must be a parameter, or a name some statement of the scope binds to a value that
+`classify` may make a tensor (`_value_kind`), or binds another way (a loop, `with`, unpacking or walrus
+target): `kwargs = {}; kwargs["eta"] = eta` is no in-place op on a tensor. And the scope must be one GF101
+looks at (`FileIndex.training_code_flows`): not an initialiser, not decorated with a context that surely
+resolves to torch's no_grad or inference_mode (`_no_grad_decorator`). These two tests are GF101's only.
+
 tests/test_prepass.py checks the golden cases against these conditions; bench/same_findings.py
 compares every finding of the survey sets and the pinned corpus before and after a change here.
 """
@@ -46,14 +53,87 @@ compares every finding of the survey sets and the pinned corpus before and after
 from __future__ import annotations
 
 import ast
+import re
 
 from gradfix.analysis import astindex
-from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
+from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SOURCE_METHODS = frozenset({"requires_grad_", "parameters", "named_parameters"})
 _MODULE_CALLS = frozenset({"forward", "__call__"})
 _NOT_MODULE_RECEIVERS = (ast.Attribute, ast.Subscript, ast.Constant, ast.JoinedStr)
+
+_INIT_NAME = re.compile(r"^(__init__|reset_parameters|_?init(ialize)?(_\w*)?|_?\w*_init(_\w*)?|_?\w*init_weights?)$")
+
+
+def is_initialiser(name: str) -> bool:
+    """`__init__`, `reset_parameters`, `_init_weights`, `init_weights`, `initialize`, ... (GF101 skips them:
+    in-place updates of fresh tensors are the norm there; FileIndex.training_code_flows reads this too)."""
+    return bool(_INIT_NAME.match(name))
+
+
+def _root_name(expr) -> str | None:
+    """The name an in-place target's chain starts from (`x` of `x.view(-1)[0]`, `x.data.add_()`): the only
+    name `Flow.alias_root` can reach through views, subscripts and attributes (a `self.x` it resolves stops
+    earlier, at a binding GF101 leaves alone; a chain from a call or a literal reaches no binding)."""
+    while True:
+        t = type(expr)
+        if t is ast.Attribute or t is ast.Subscript:
+            expr = expr.value
+        elif t is ast.Call and type(expr.func) is ast.Attribute:
+            expr = expr.func.value
+        else:
+            return expr.id if t is ast.Name else None
+
+
+def _dotted(expr) -> str | None:
+    parts: list[str] = []
+    while type(expr) is ast.Attribute:
+        parts.append(expr.attr)
+        expr = expr.value
+    if type(expr) is not ast.Name:
+        return None
+    parts.append(expr.id)
+    return ".".join(reversed(parts))
+
+
+def _no_grad_decorator(ix: astindex.AstIndex):
+    """A test of a decorator's dotted name: True only when `qualname` (names.py ImportMap.resolve) surely makes
+    it one of NO_GRAD_CONTEXTS whatever import reaches it: every import of the file that binds its first name
+    binds it to the same known name (or none binds it). An under-approximation of
+    `FileIndex.is_no_grad_function`, so a scope it calls no_grad is one GF101 never looks at."""
+    bound: dict[str, set[str | None]] = {}
+    for node in ix.of_type(ast.Import, ast.ImportFrom):
+        for a in node.names:
+            if type(node) is ast.Import:
+                local = a.asname or a.name.split(".")[0]
+                value = a.name if a.asname else local
+            elif a.name == "*":
+                continue
+            else:
+                local = a.asname or a.name
+                value = f"{node.module}.{a.name}" if node.module and not node.level else None
+            bound.setdefault(local, set()).add(value)
+
+    def surely(dotted: str | None) -> bool:
+        if dotted is None:
+            return False
+        head, _, rest = dotted.partition(".")
+        values = bound.get(head)
+        if values is None:
+            return dotted in NO_GRAD_CONTEXTS
+        if len(values) != 1 or None in values:
+            return False
+        (value,) = values
+        return (f"{value}.{rest}" if rest else value) in NO_GRAD_CONTEXTS
+    return surely
+
+
+def _trains(node, surely_no_grad) -> bool:
+    """Whether GF101 may look at a function's flow: not an initialiser, not decorated with a no_grad context."""
+    if is_initialiser(node.name):
+        return False
+    return not any(surely_no_grad(_dotted(d.func if type(d) is ast.Call else d)) for d in node.decorator_list)
 
 
 class Scope:
@@ -61,11 +141,17 @@ class Scope:
 
     __slots__ = ("name", "has_params", "calls", "any_call", "source", "inplace", "called_names", "bound",
                  "stored", "tensor_bound", "builtin_bound", "discarded", "true_call", "params", "receivers",
-                 "detach")
+                 "detach", "trains", "written", "other_bound", "module_inplace", "writes_tensor")
 
-    def __init__(self, name: str | None, has_params: bool):
+    def __init__(self, name: str | None, has_params: bool, trains: bool = True):
         self.name = name
         self.has_params = has_params
+        # False: GF101 never looks at it (`FileIndex.training_code_flows`: an initialiser, or shown no_grad)
+        self.trains = trains
+        self.written: set[str] = set()      # the root names of its in-place ops' targets (`x` of `x[i] += 1`)
+        self.other_bound: set[str] = set()  # names stored other than as a plain assignment's Name target
+        self.module_inplace = False         # an activation run in place (`F.relu(h, inplace=True)`, `self.act(h)`)
+        self.writes_tensor = False          # GF101: an in-place op on a name some binding may make a tensor
         self.calls: set[str] = set()        # last names of the callees of its own calls
         self.any_call = False
         self.source = False                 # a source of a value that requires grad (above)
@@ -239,6 +325,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # names and attributes assigned a call given a literal True (`self.act = nn.ReLU(inplace=True)`): the
     # modules `_inplace_module` may find built in place (`_constructor_call`: the value is that call)
     true_targets: set[str] = set()
+    surely_no_grad = _no_grad_decorator(ix)
     # (scope node, nearest class name when the scope is a method no function encloses)
     todo: list[tuple[ast.AST, str | None]] = [(tree, None)]
     while todo:
@@ -250,7 +337,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
         else:
             a = node.args
             params = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)]
-            sc = Scope(node.name, any(p.arg not in ("self", "cls") for p in params))
+            sc = Scope(node.name, any(p.arg not in ("self", "cls") for p in params), _trains(node, surely_no_grad))
             sc.bound.update(p.arg for p in params if p.annotation is not None)
             # `self` / `cls` are bound as Kind.OTHER, never a tensor (and `_passed_tensor` wants UNKNOWN)
             sc.params.update((p.arg, p.annotation is not None) for p in params if p.arg not in ("self", "cls"))
@@ -260,6 +347,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
         attrs = classes.get(cls_name) if cls_name is not None else None
         self_calls, self_params = attrs if attrs is not None else ((), ())
         stack: list[ast.AST] = list(body)
+        # ids of the Name targets of plain assignments (`_tensor_bindings` reads those) and of augmented ones
+        plain: set[int] = set()
         while stack:
             n = stack.pop()
             t = type(n)
@@ -297,6 +386,9 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                         sc.source = True
                     if attr in INPLACE_METHODS or is_inplace_method(attr):
                         sc.inplace = True
+                        root = _root_name(func.value)
+                        if root is not None:
+                            sc.written.add(root)
                     elif attr == "detach":
                         sc.detach = True
                 elif type(func) is ast.Name:
@@ -312,21 +404,31 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 for tgt in n.targets:
                     if type(tgt) is ast.Name:
                         sc.bound.add(tgt.id)
+                        plain.add(id(tgt))
             elif t is ast.AnnAssign:
                 if type(n.target) is ast.Name:
                     sc.bound.add(n.target.id)
+                    plain.add(id(n.target))
             elif t is ast.AugAssign:
                 if type(n.target) in (ast.Name, ast.Subscript):
                     sc.inplace = True
+                    if type(n.target) is ast.Name:
+                        sc.written.add(n.target.id)
+                        plain.add(id(n.target))     # `x += 1` binds nothing new (Flow._mutate_target)
             elif t is ast.Subscript:
                 if type(n.ctx) is ast.Store:
                     sc.inplace = True
+                    root = _root_name(n.value)
+                    if root is not None:
+                        sc.written.add(root)
             elif t is ast.Attribute:
                 if type(n.value) is ast.Name and n.value.id == "self" and n.attr in self_params:
                     sc.source = True
             elif t is ast.Name:
                 if type(n.ctx) is ast.Store:
                     sc.stored.add(n.id)
+                    if id(n) not in plain:      # a loop, `with`, unpacking or walrus target, ...: any kind
+                        sc.other_bound.add(n.id)
             if t in _BINDERS:
                 _tensor_bindings(sc, n, ix)
             elif t is ast.Expr:
@@ -379,7 +481,12 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # `self.<attr>` that some statement assigns such a call (the module built in place)
     for sc in scopes:
         if sc.true_call or sc.calls & true_targets:
-            sc.inplace = True
+            sc.inplace = sc.module_inplace = True
+        # GF101's `_inspect` needs the target's binding (`alias_root`: of its root name, in the scope's own flow)
+        # tensor-typed, a parameter of unknown type, or a leaf factory: a name the scope binds only to values
+        # `classify` never makes a tensor (`kwargs = {}`, `kwargs["eta"] = eta`), or does not bind, is none
+        sc.writes_tensor = sc.module_inplace or not sc.written.isdisjoint(
+            sc.tensor_bound | sc.other_bound | sc.params.keys())
     return scopes
 
 
@@ -409,11 +516,12 @@ def grad_scopes(scopes: list[Scope]) -> set[int]:
 
 
 def grad_inplace_scopes(scopes: list[Scope], reached: set[int] | None = None) -> int:
-    """How many scopes have an in-place op (an augmented or item assignment, a `x.<name>_()` call, a call
-    given a literal True, or a call of a name or attribute assigned such a call: an `inplace=True` module)
-    and may hold a value that requires grad. 0: GF101 can report nothing in the file."""
+    """How many scopes GF101 looks at (`trains`) have an in-place op on a name the scope may bind to a tensor
+    (an augmented or item assignment, a `x.<name>_()` call: `writes_tensor`), or a call given a literal True or
+    of a name or attribute assigned such a call (an `inplace=True` module), and may hold a value that requires
+    grad. 0: GF101 can report nothing in the file."""
     reached = grad_scopes(scopes) if reached is None else reached
-    return sum(1 for sc in scopes if sc.inplace and id(sc) in reached)
+    return sum(1 for sc in scopes if sc.writes_tensor and sc.trains and id(sc) in reached)
 
 
 def grad_detach_mutated(scopes: list[Scope], reached: set[int] | None = None) -> bool:

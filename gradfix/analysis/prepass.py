@@ -75,8 +75,9 @@ class Facts:
 
     @cached_property
     def grad_inplace_scopes(self) -> int:
-        """How many scopes (the module body, functions) hold an in-place op and may hold a value that
-        requires grad (analysis/gradscopes.py). Without a tree: as if every scope may."""
+        """How many scopes (the module body, functions) GF101 looks at hold an in-place op on a name that may be a
+        tensor and may hold a value that requires grad (analysis/gradscopes.py). Without a tree: as if every
+        scope may."""
         if self.scopes is None:
             return 1
         from gradfix.analysis.gradscopes import grad_inplace_scopes
@@ -114,6 +115,21 @@ class Facts:
         """A tensor asked to require grad: a call given `requires_grad=...`, or a `.requires_grad_(...)` call
         (GF213's `_is_leaf_ctor`, GF302's and GF304's `copy_chain` / factory tests read only these)."""
         return "requires_grad_" in self.attrs or "requires_grad" in self.keywords
+
+    @cached_property
+    def forward_calls_a_call(self) -> bool:
+        """A call of a call (`nn.Linear(d, h)(x)`, `nn.Linear(d, h).to(x.device)(x)`) somewhere in a function named
+        `forward` (GF304's `_built_in_forward` walks a module class's `forward` for one). Without a tree: True."""
+        if self.tree is None:
+            return True
+        if "forward" not in self.defs:
+            return False
+        ix = astindex.of(self.tree)
+        if not any(type(c.func) is ast.Call for c in ix.of_type(ast.Call)):
+            return False
+        return any(type(n) is ast.Call and type(n.func) is ast.Call
+                   for fn in ix.of_type(ast.FunctionDef, ast.AsyncFunctionDef) if fn.name == "forward"
+                   for n in ix.walk(fn))
 
     @cached_property
     def methods_on_calls(self) -> frozenset[tuple[str, str]]:
