@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.names import dotted, qualname, shorten
+from gradfix.analysis.names import dotted, from_import_pairs, import_pairs, qualname, shorten
 from gradfix.analysis.params import all_calls, code_of, last_name, make_kwarg, root_name, torch_expr_for
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
@@ -426,21 +426,12 @@ def _imported_as(node, local: str) -> str | None:
     """What an absolute `import` / `from ... import` statement binds `local` to, else None."""
     if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative and \
             not isinstance(node.names, cst.ImportStar):
-        for alias in node.names:
-            name = dotted(alias.name) or ""
-            bound = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
-                else name
-            if bound == local:
-                return f"{dotted(node.module)}.{name}"
-    if isinstance(node, cst.Import):
-        for alias in node.names:
-            full = dotted(alias.name) or ""
-            if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                if alias.asname.name.value == local:
-                    return full
-            elif full.split(".")[0] == local:
-                return local
-    return None
+        pairs = from_import_pairs(node, dotted(node.module) or "")
+    elif isinstance(node, cst.Import):
+        pairs = [(name, full) for name, full, _renamed in import_pairs(node)]
+    else:
+        return None
+    return next((full for name, full in pairs if name == local), None)
 
 
 def ambiguous_import(index, func: cst.BaseExpression) -> bool:

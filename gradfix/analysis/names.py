@@ -59,17 +59,13 @@ class ImportMap:
         self.modules: set[str] = set()
         for node in _walk_imports(module):
             if isinstance(node, cst.Import):
-                for alias in node.names:
-                    full = dotted(alias.name) or ""
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        self.aliases[alias.asname.name.value] = full
-                        self.bindings.setdefault(alias.asname.name.value, set()).add(full)
-                        self.modules.add(alias.asname.name.value)
+                for local, full, renamed in import_pairs(node):
+                    if renamed:
+                        self.aliases[local] = full
                     else:
-                        root = full.split(".")[0]
-                        self.aliases.setdefault(root, root)
-                        self.bindings.setdefault(root, set()).add(root)
-                        self.modules.add(root)
+                        self.aliases.setdefault(local, full)
+                    self.bindings.setdefault(local, set()).add(full)
+                    self.modules.add(local)
             elif isinstance(node, cst.ImportFrom):
                 if isinstance(node.names, cst.ImportStar):
                     continue
@@ -84,13 +80,9 @@ class ImportMap:
                     continue
                 else:
                     base = dotted(node.module) or ""
-                for alias in node.names:
-                    name = dotted(alias.name) or ""
-                    local = name
-                    if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-                        local = alias.asname.name.value
-                    self.aliases[local] = f"{base}.{name}"
-                    self.bindings.setdefault(local, set()).add(f"{base}.{name}")
+                for local, full in from_import_pairs(node, base):
+                    self.aliases[local] = full
+                    self.bindings.setdefault(local, set()).add(full)
                     if base.split(".")[0] in _LIBRARY_ROOTS:  # `from torch import nn`: the library's own names
                         self.modules.add(local)
 
@@ -105,6 +97,31 @@ class ImportMap:
         if full is None:
             return name
         return f"{full}.{rest}" if rest else full
+
+
+def import_pairs(node: cst.Import) -> list[tuple[str, str, bool]]:
+    """(local name, what it names, renamed) per alias: `import numpy as np` -> ("np", "numpy", True),
+    `import torch.nn` -> ("torch", "torch", False)."""
+    out = []
+    for alias in node.names:
+        full = dotted(alias.name) or ""
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            out.append((alias.asname.name.value, full, True))
+        else:
+            root = full.split(".")[0]
+            out.append((root, root, False))
+    return out
+
+
+def from_import_pairs(node: cst.ImportFrom, base: str) -> list[tuple[str, str]]:
+    """(local name, qualified name) per alias of `from <base> import a, b as c` (no star import)."""
+    out = []
+    for alias in node.names:
+        name = dotted(alias.name) or ""
+        local = alias.asname.name.value if alias.asname is not None and isinstance(alias.asname.name, cst.Name) \
+            else name
+        out.append((local, f"{base}.{name}"))
+    return out
 
 
 # libraries whose imported names are functions, classes or modules, never a user's container
