@@ -20,54 +20,10 @@ from gradfix.verify import VerifyRequest
 from gradfix.verify.held_builds import _self_attrs
 from gradfix.verify.gym_envs import EnvScope, env_names, needed
 from gradfix.verify.source import evaluable
+from toy_gym import TOY_GYM
 
 pytest.importorskip("torch")
 
-FAKE_GYM = '''
-"""Test double of gym: make(), Box/Discrete spaces with the attributes agents read, a registry of ids."""
-__version__ = "0.0.test"
-
-
-class Box:
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-
-class Discrete:
-    def __init__(self, n):
-        self.n = n
-        self.shape = ()
-
-
-class DeprecatedEnv(Exception):
-    pass
-
-
-class _Env:
-    render_mode = None
-
-    def __init__(self, obs, act):
-        self.observation_space, self.action_space = obs, act
-
-    def close(self):
-        pass
-
-
-_SPACES = {"Grid-v1": (6, Discrete(3)), "Swing-v1": (5, Box((2,)))}
-
-
-class envs:
-    registry = {"Grid-v1": None, "Swing-v1": None}
-
-
-def make(id, **kwargs):
-    if "render_mode" in kwargs:
-        raise TypeError("the verifier must not pass render_mode on")
-    if id == "Swing-v0":
-        raise DeprecatedEnv("Environment version v0 for `Swing` is deprecated. Please use `Swing-v1` instead.")
-    obs, act = _SPACES[id]
-    return _Env(Box((obs,)), act)
-'''
 
 BROKEN_GYMNASIUM = 'raise ImportError("this test project has no gymnasium")\n'
 
@@ -189,11 +145,11 @@ def verdicts(tmp_path_factory, shared_verifier):
              "wide": ({"run.py": RUN_WIDE}, CRITIC)}
     reqs = []
     for name, (files, (recv, call, setup)) in cases.items():
-        write(base / name, {"agent.py": AGENT, "gym/__init__.py": FAKE_GYM, **files})
+        write(base / name, {"agent.py": AGENT, "gym/__init__.py": TOY_GYM, **files})
         reqs.append(forward_call(base / name, recv, call, setup))
     # the agent in a folder that is also a package of that name: the script beside it imports the sibling module
     pkg = base / "pkg"
-    write(pkg, {"agent/__init__.py": "", "agent/agent.py": AGENT, "agent/run.py": RUN_GRID, "gym/__init__.py": FAKE_GYM})
+    write(pkg, {"agent/__init__.py": "", "agent/agent.py": AGENT, "agent/run.py": RUN_GRID, "gym/__init__.py": TOY_GYM})
     req = forward_call(pkg / "agent", *LEARNER)
     reqs.append(dataclasses.replace(req, project_root=str(pkg)))
     return dict(zip(list(cases) + ["pkg"], shared_verifier.verify_many(reqs)))

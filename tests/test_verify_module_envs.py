@@ -19,53 +19,10 @@ from gradfix.verify import VerifyRequest
 from gradfix.verify.gym_envs import EnvScope
 from gradfix.verify.module_envs import module_bindings
 from gradfix.verify.source import evaluable
+from toy_gym import TOY_GYM
 
 pytest.importorskip("torch")
 
-TOY_GYM = '''
-"""A stand-in for gym in these tests: make() with two ids, spaces with the attributes scripts read."""
-__version__ = "0.0.toy"
-
-
-class Box:
-    def __init__(self, shape):
-        self.shape = tuple(shape)
-
-
-class Discrete:
-    def __init__(self, n):
-        self.n = n
-
-
-class _Core:
-    render_mode = None
-
-    def __init__(self, n_obs, n_act):
-        self.observation_space, self.action_space = Box((n_obs,)), Discrete(n_act)
-
-    @property
-    def unwrapped(self):
-        return self
-
-
-class _Limit(_Core):
-    """A wrapper whose own spaces differ from the core's, so that `.unwrapped` is seen to be applied."""
-
-    def __init__(self, core):
-        super().__init__(1, 1)
-        self.core = core
-
-    @property
-    def unwrapped(self):
-        return self.core
-
-
-def make(id, **kwargs):
-    sizes = {"Maze-v2": (7, 3), "Hill-v1": (2, 5)}
-    if id not in sizes:
-        raise KeyError(f"no environment {id}")
-    return _Limit(_Core(*sizes[id]))
-'''
 
 SCRIPT = """
 import gym
@@ -137,7 +94,7 @@ def test_a_network_sized_from_the_module_level_environment(verdicts):
     v = verdicts["made"]
     assert v.verdict == "equivalent", v
     assert ("The script's top-level `env = gym.make('Maze-v2')`, then `env = env.unwrapped` made in the worker (gym "
-            "0.0.toy); N_OBS, N_ACT computed from it as the module's top level does.") in v.detail, v
+            "0.0.test); N_OBS, N_ACT computed from it as the module's top level does.") in v.detail, v
 
 
 def test_the_real_spaces_decide_the_verdict(verdicts):
