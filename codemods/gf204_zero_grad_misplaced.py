@@ -60,7 +60,8 @@ class ZeroGradMisplaced(Rule):
             "step reads. With gradient accumulation (backward every batch, `optimizer.step()` only under `if (i + 1) % k "
             "== 0:`), it also finds a zero_grad of those parameters that runs every batch, outside the condition "
             "(after the step, or before the forward pass): it clears the accumulated gradients before the step "
-            "uses them. Two more accumulation shapes: a zero_grad inside an inner (micro-batch) loop whose every "
+            "uses them (left alone when a second backward runs before that step and may feed it; a backward after "
+            "the step, a second model's with its own optimizer, does not excuse the clear). Two more accumulation shapes: a zero_grad inside an inner (micro-batch) loop whose every "
             "pass runs backward(), when the step comes after that loop (each pass wipes the passes before it), unless "
             "the epoch loop reads or writes `.grad` (per-task gradients combined by hand), also split between methods: "
             "a method whose first statements clear `self.opt` and whose body runs backward() without a step, called "
@@ -226,7 +227,7 @@ class ZeroGradMisplaced(Rule):
         node, branch = step.path[0]
         if not isinstance(node, cst.If) or branch != 0 or not _accumulation_test(node.test):
             return []
-        if any(x.op == "backward" and x is not b and x.compatible(step) for x in it.events):
+        if any(x.op == "backward" and x is not b and x.compatible(step) and x.order < step.order for x in it.events):
             return []  # more than one backward feeds this step
         out = []
         for z in it.events:
