@@ -12,7 +12,7 @@ from gradfix.analysis.loopedits import train_loop_contract
 from gradfix.analysis.helper_calls import call_returns_number, is_stub_call
 from gradfix.analysis.numbers import bound_values, fresh_constant, is_number
 from gradfix.analysis.trainstep import literal_number, names_in
-from gradfix.analysis.tree import contains, walk
+from gradfix.analysis.tree import contains, if_branches, walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -50,8 +50,10 @@ class HistoryAccumulation(Rule):
             "gradient-accumulation step, per-layer losses summed in an LBFGS closure, `score = 0; for sl in losses: score += "
             "sl.backward()`: no graph outlives the step), a total set to a fresh constant by a statement of the training "
             "loop's own body (`loss_seg = 0` at the top of each batch, then `loss_seg += ce(out_k, y)` over the batch's "
-            "outputs: one batch's sum, dropped at the next reset; a reset under an `if`, every 50 batches, still spans "
-            "iterations and is reported), a dict entry rebound to a number before it is added (`for k, v in d.items(): "
+            "outputs: one batch's sum, dropped at the next reset), or of a block inside it that also holds the "
+            "accumulation after the reset (the body of `if len(xs) == len(xt):` guarding the whole step, a `with` "
+            "or `try` body); a reset under an `if` that the accumulation is outside of, every 50 batches, or in "
+            "the other branch of that `if`, still spans iterations and is reported, a dict entry rebound to a number before it is added (`for k, v in d.items(): "
             "d[k] = v.item()`, then `total += d['loss']`), and a string built with `+=` (`text += '{:.4f}'.format(v)`, "
             "an f-string, `'%.3f' % v`), "
             "the value of a torchmetrics classification metric (`acc += acc_fn(out, y)` with `acc_fn = "
@@ -333,8 +335,10 @@ def _mapping_total(it, e) -> bool:
 def _reset_each_iteration(it, e) -> bool:
     """`loss_seg = 0` as a statement of the training loop's own body, then `loss_seg += ce(out_k, y)` over
     this batch's outputs: the total is rebound to a fresh constant on every iteration, so it sums one
-    batch's terms and the graph it holds is dropped at the next reset (a reset under an `if`, every
-    100 iterations, is not this: the total spans iterations there)."""
+    batch's terms and the graph it holds is dropped at the next reset. The reset may sit in a block inside
+    the body (an `if` guarding the whole step) when that block also holds the accumulation after it; a reset
+    under an `if`, every 100 iterations, with the accumulation outside it, is not this: the total spans
+    iterations there."""
     flow, loop = it.flow, it.loop
     acc = flow.step_of.get(id(e.small))
     if acc is None or loop not in acc.loops:
@@ -343,13 +347,45 @@ def _reset_each_iteration(it, e) -> bool:
     if not before:
         return False
     st = flow.steps[before[-1].step]
-    return isinstance(st.node, cst.Assign) and any(line is st.line for line in _body(loop)) and \
+    return isinstance(st.node, cst.Assign) and _reset_precedes(_body(loop), st.line, acc.line) and \
         fresh_constant(it.index, st.node.value)
 
 
 def _body(loop) -> list:
     body = loop.body
     return list(body.body) if isinstance(body, cst.IndentedBlock) else [body]
+
+
+def _reset_precedes(stmts: list, reset, acc) -> bool:
+    """The reset statement lies in a block of the loop's body (the body itself, or a branch of an `if`, a
+    `with`, a `try` inside it) that also holds the accumulation after it: every pass through the
+    accumulation in an iteration has run the reset first. `if len(xs) == len(ys): total = 0; ...; total
+    += term` is such a block; `if i % 50 == 0: total = 0` followed by `total += loss` outside that `if` is
+    not (the total spans the iterations between resets)."""
+    for k, stmt in enumerate(stmts):
+        if stmt is reset:
+            return any(contains(s, acc) for s in stmts[k:])
+        if isinstance(stmt, cst.BaseCompoundStatement) and contains(stmt, reset):
+            return any(_reset_precedes(block, reset, acc) for block in _blocks_of(stmt))
+    return False
+
+
+def _blocks_of(stmt) -> list[list]:
+    """The statement lists directly under a compound statement: an `if` chain's branches, a `with`'s or a
+    loop's body and `else`, a `try`'s body, handlers, `else` and `finally`."""
+    found = []
+    parts = [stmt.body]
+    if isinstance(stmt, cst.If):
+        parts = [owner.body for _, owner in if_branches(stmt)]
+    elif isinstance(stmt, cst.Try):
+        parts += [h.body for h in stmt.handlers]
+        parts += [x.body for x in (stmt.orelse, stmt.finalbody) if x is not None]
+    elif isinstance(stmt, (cst.For, cst.While)) and stmt.orelse is not None:
+        parts.append(stmt.orelse.body)
+    for body in parts:
+        if isinstance(body, cst.IndentedBlock):
+            found.append(list(body.body))
+    return found
 
 
 def _entry_made_number(it, e) -> bool:
