@@ -123,3 +123,18 @@ def test_calls_in_evaluation_order_read_off_the_preorder(incremental):
                     assert [id(c) for c in fast] == [id(c) for c in _post_order_calls_walk(node)]
                     checked += len(fast)
     assert checked > 100
+
+
+# The node classes the analysis tests with `type(node) is cst.X` instead of `isinstance(node, cst.X)` (an
+# isinstance against libcst's abstract base classes runs a Python-level __instancecheck__): the two agree only
+# while the class has no subclass, in libcst or in gradfix.
+COMPARED_BY_TYPE = ("Name", "Attribute", "Arg", "Call", "BinaryOperation", "Lambda", "FunctionDef", "Decorator",
+                    "Assign")
+
+
+@pytest.mark.parametrize("name", COMPARED_BY_TYPE)
+def test_classes_compared_by_type_have_no_subclass(name):
+    import gradfix.codemods  # noqa: F401  (every module that could define one is loaded)
+    import gradfix.verify  # noqa: F401
+
+    assert getattr(cst, name).__subclasses__() == []

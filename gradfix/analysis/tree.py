@@ -46,19 +46,40 @@ _GETTERS: dict[type, object] = {}
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _NODE = cst.CSTNode
 
+# A field value's kind by its type, found once per type: 1 a node (`isinstance(value, CSTNode)`), 2 a list or
+# tuple, 3 a subclass of one (a leaf's test below counts it, as its isinstance did), 0 anything else (str,
+# None, MaybeSentinel). libcst's node classes are abstract base classes, so an
+# isinstance against CSTNode runs ABCMeta.__instancecheck__ (a Python call): it was a third of the
+# isinstance calls of a cold `check` (bench/PROFILE.md). A type's answer never changes (nothing registers
+# virtual subclasses of CSTNode), so the table gives what isinstance gives.
+_KIND: dict[type, int] = {list: 2, tuple: 2, str: 0, type(None): 0}
+
+
+def _kind(value) -> int:
+    kind = _KIND[type(value)] = 1 if isinstance(value, _NODE) else 2 if type(value) in (list, tuple) else \
+        3 if isinstance(value, (list, tuple)) else 0
+    return kind
+
 
 def fast_children(node: cst.CSTNode) -> list:
     get = _getter(type(node))
+    kinds = _KIND
     if get is None:
         # leaves such as whitespace and comments hold only strings
-        if not any(isinstance(getattr(node, f), (_NODE, list, tuple)) for f in _FIELDS[type(node)]):
-            return []
-        return list(node.children)
+        for f in _FIELDS[type(node)]:
+            value = getattr(node, f)
+            kind = kinds.get(type(value))
+            if (kind if kind is not None else _kind(value)) != 0:
+                return list(node.children)
+        return []
     out: list = []
     for value in get(node):
-        if isinstance(value, _NODE):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(value)
+        if kind == 1:
             out.append(value)
-        elif type(value) in (list, tuple):
+        elif kind == 2:
             out.extend(value)  # sequences of nodes (libcst keeps no other values in them)
     return out
 
