@@ -84,18 +84,38 @@ def fast_children(node: cst.CSTNode) -> list:
     return out
 
 
+_UNREAD = object()
+
+
 def index_tree(module: cst.Module) -> tuple[dict[int, list], dict]:
-    """Children by node id and parent by node, in one traversal."""
+    """Children by node id and parent by node, in one traversal (`fast_children` inlined: one call per
+    node of the file was a fifth of the index's time)."""
     table: dict[int, list] = {}
     parents: dict = {}
     stack: list[cst.CSTNode] = [module]
+    pop, push = stack.pop, stack.extend
+    getters, kinds = _GETTERS, _KIND
     while stack:
-        node = stack.pop()
-        kids = fast_children(node)
+        node = pop()
+        get = getters.get(type(node), _UNREAD)
+        if get is _UNREAD:
+            get = _getter(type(node))
+        if get is None:
+            kids = fast_children(node)
+        else:
+            kids = []
+            for value in get(node):
+                kind = kinds.get(type(value))
+                if kind is None:
+                    kind = _kind(value)
+                if kind == 1:
+                    kids.append(value)
+                elif kind == 2:
+                    kids.extend(value)
         table[id(node)] = kids
         for kid in kids:
             parents[kid] = node
-        stack.extend(kids)
+        push(kids)
     return table, parents
 
 
