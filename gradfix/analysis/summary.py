@@ -162,7 +162,7 @@ class _Sites:
 
     def of(self, tree: ast.Module) -> list[CallSite]:
         top = _Scope()
-        self.visit(tree, False, None, top)
+        self.visit(self.children(tree), False, None, top)
         self.finish(top)
         return self.sites
 
@@ -184,9 +184,12 @@ class _Sites:
             elif "." not in rest:
                 sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
 
-    def visit(self, node: ast.AST, no_grad: bool, caller: str | None, scope: _Scope) -> None:
+    def visit(self, kids: list[ast.AST], no_grad: bool, caller: str | None, scope: _Scope) -> None:
+        """`kids`: a node's children. A child without children of its own (a name, a constant) is not
+        visited: its visit would find nothing, and it was one call per leaf of the tree."""
         qualify, imports, functions, classes = self.qualify, self.imports, self.functions, self.classes
-        for child in self.children(node):
+        children = self.children
+        for child in kids:
             kind = type(child)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 decorated = any(qualify(d.func if isinstance(d, ast.Call) else d) in _NO_GRAD
@@ -196,12 +199,12 @@ class _Sites:
                 for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
                     if arg is not None:
                         self.bind(inner_scope, ast.Name(arg.arg), None)  # a parameter may hold anything
-                self.visit(child, decorated, child.name, inner_scope)
+                self.visit(children(child), decorated, child.name, inner_scope)
                 self.finish(inner_scope)
                 self.bind(scope, ast.Name(child.name), None)
                 continue
             if kind is ast.ClassDef:
-                self.visit(child, False, None, _Scope())
+                self.visit(children(child), False, None, _Scope())
                 continue
             inner = no_grad
             if kind is ast.Assign:
@@ -228,7 +231,9 @@ class _Sites:
                             self.sites.append(CallSite(q, no_grad, caller, child.lineno))
                     else:
                         scope.pending.append((head, rest, no_grad, caller, child.lineno))
-            self.visit(child, inner, caller, scope)
+            grand = children(child)
+            if grand:
+                self.visit(grand, inner, caller, scope)
 
 
 def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:
