@@ -139,18 +139,26 @@ def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dic
     """All nodes under `root` in pre-order, and for each node (that list, start, end) of its subtree."""
     order: list = []
     spans: dict[int, tuple[list, int, int]] = {}
-    stack: list = [(root, -1)]
+    # the stack holds nodes to open, and a (node, start) tuple to close each node with children (no libcst
+    # node is a tuple): a leaf's span is known when it is opened, and no tuple is made per child
+    stack: list = [root]
+    pop, push, extend, append, get = stack.pop, stack.append, stack.extend, order.append, table.get
     while stack:
-        node, start = stack.pop()
-        if start >= 0:
+        node = pop()
+        if node.__class__ is tuple:
+            node, start = node
             spans[id(node)] = (order, start, len(order))
             continue
-        stack.append((node, len(order)))
-        order.append(node)
-        kids = table.get(id(node))
+        start = len(order)
+        append(node)
+        kids = get(id(node))
         if kids is None:
             kids = list(node.children)
-        stack.extend((k, -1) for k in reversed(kids))
+        if kids:
+            push((node, start))
+            extend(reversed(kids))
+        else:
+            spans[id(node)] = (order, start, start + 1)
     return order, spans
 
 
