@@ -118,7 +118,7 @@ class DeprecatedCudaAmp(Rule):
         the verifier has no check of an autograd.Function's decorators yet)."""
         index = ctx.index
         for node in walk(index.module):
-            if not isinstance(node, cst.Decorator):
+            if type(node) is not cst.Decorator:
                 continue
             expr = node.decorator
             func = expr.func if isinstance(expr, cst.Call) else expr

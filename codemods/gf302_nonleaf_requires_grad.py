@@ -135,7 +135,7 @@ class NonleafRequiresGrad(Rule):
         read: the name holds the product, a non-leaf. The fix moves the flag to the product."""
         index = ctx.index
         for node in walk(index.module):
-            if not isinstance(node, cst.BinaryOperation):
+            if type(node) is not cst.BinaryOperation:
                 continue
             parent = index.parents.get(node)
             if isinstance(parent, cst.BinaryOperation) or index.under_no_grad(node):

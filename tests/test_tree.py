@@ -123,3 +123,45 @@ def test_calls_in_evaluation_order_read_off_the_preorder(incremental):
                     assert [id(c) for c in fast] == [id(c) for c in _post_order_calls_walk(node)]
                     checked += len(fast)
     assert checked > 100
+
+
+# The node classes the analysis tests with `type(node) is cst.X` instead of `isinstance(node, cst.X)` (an
+# isinstance against libcst's abstract base classes runs a Python-level __instancecheck__): the two agree only
+# while the class has no subclass, in libcst or in gradfix.
+COMPARED_BY_TYPE = ("Name", "Attribute", "Arg", "Call", "BinaryOperation", "Lambda", "FunctionDef", "Decorator",
+                    "Assign")
+
+
+@pytest.mark.parametrize("name", COMPARED_BY_TYPE)
+def test_classes_compared_by_type_have_no_subclass(name):
+    import gradfix.codemods  # noqa: F401  (every module that could define one is loaded)
+    import gradfix.verify  # noqa: F401
+
+    assert getattr(cst, name).__subclasses__() == []
+
+
+def _reference_preorder_spans(root, table):
+    """The pre-order and spans by the plain algorithm (one (node, start) pair pushed per child)."""
+    order, spans, stack = [], {}, [(root, -1)]
+    while stack:
+        node, start = stack.pop()
+        if start >= 0:
+            spans[id(node)] = (order, start, len(order))
+            continue
+        stack.append((node, len(order)))
+        order.append(node)
+        stack.extend((k, -1) for k in reversed(table[id(node)]))
+    return order, spans
+
+
+@pytest.mark.parametrize("name,source", sources(), ids=[n for n, _ in sources()])
+def test_preorder_spans_match_the_plain_algorithm(name, source):
+    from gradfix.analysis.tree import preorder_spans
+
+    module = cst.parse_module(source)
+    table, _parents = index_tree(module)
+    order, spans = preorder_spans(module, table)
+    ref_order, ref_spans = _reference_preorder_spans(module, table)
+    assert [id(n) for n in order] == [id(n) for n in ref_order]
+    assert {k: (s, e) for k, (_o, s, e) in spans.items()} == {k: (s, e) for k, (_o, s, e) in ref_spans.items()}
+    assert all(o is order for o, _s, _e in spans.values())

@@ -59,11 +59,21 @@ class AstIndex:
         children: dict[int, list[ast.AST]] = {}
         kids = children[id(tree)] = child_nodes(tree)
         nodes = list(kids)
-        i = 0
-        while i < len(nodes):       # breadth first, as ast.walk's deque
-            node = nodes[i]
-            i += 1
-            kids = child_nodes(node)
+        fields_of, node_type = _FIELDS, _AST
+        for node in nodes:          # breadth first, as ast.walk's deque (the list grows as it is read)
+            kids = []               # child_nodes(node), inlined: one call per node less
+            kind = node.__class__
+            fields = fields_of.get(kind)
+            if fields is None:
+                fields = _fields_of(kind)
+            for name in fields:
+                value = getattr(node, name, None)
+                if value.__class__ is list:
+                    for item in value:
+                        if isinstance(item, node_type):
+                            kids.append(item)
+                elif isinstance(value, node_type):
+                    kids.append(value)
             children[id(node)] = kids
             nodes.extend(kids)
         self.nodes = nodes

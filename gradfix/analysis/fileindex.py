@@ -495,14 +495,15 @@ class FileIndex:
             for cname in self.module_classes:
                 found = set()
                 for node in walk(self.classes[cname]):
-                    if isinstance(node, cst.Assign) and len(node.targets) == 1:
+                    kind = type(node)   # no subclasses (tests/test_tree.py): `is` is isinstance here
+                    if kind is cst.Assign and len(node.targets) == 1:
                         t = node.targets[0].target
                         if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" \
                                 and isinstance(node.value, cst.Call) and \
                                 qualname(node.value.func, self.imports) in ("torch.nn.Parameter",
                                                                             "torch.nn.parameter.Parameter"):
                             found.add(t.attr.value)
-                    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                    elif kind is cst.Call and isinstance(node.func, cst.Attribute) and \
                             node.func.attr.value == "register_parameter" and node.args and \
                             isinstance(node.args[0].value, cst.SimpleString):
                         found.add(node.args[0].value.evaluated_value)

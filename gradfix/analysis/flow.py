@@ -421,23 +421,21 @@ class Flow(Classify, SaveEffects):
         stack = [expr]
         while stack:
             node = stack.pop()
-            if isinstance(node, cst.Name):
+            kind = type(node)   # `is`, not isinstance: these classes have no subclasses (tests/test_tree.py)
+            if kind is cst.Name:
                 b = self.env.get(node.value)
                 if b is not None:
                     b.reads.append(st.index)
                     self.load_binding[id(node)] = b
                 continue
-            if isinstance(node, (cst.Lambda, cst.FunctionDef)):
+            if kind is cst.Lambda or kind is cst.FunctionDef:
                 continue
-            if isinstance(node, cst.Attribute):
+            if kind is cst.Attribute or kind is cst.Arg:
                 stack.append(node.value)
                 continue
-            if isinstance(node, cst.Arg):
-                stack.append(node.value)
-                continue
-            if isinstance(node, cst.Call):
+            if kind is cst.Call:
                 self._call_effects(node, st)
-            elif isinstance(node, cst.BinaryOperation):
+            elif kind is cst.BinaryOperation:
                 self._binop_effects(node, st)
             stack.extend(reversed(children(node)))
 

@@ -96,8 +96,8 @@ def _mentions_requires_grad(node, name: str) -> bool:
 def _default_float32(index) -> bool:
     """The file never calls `set_default_dtype` / `set_default_tensor_type` (from the tree)."""
     def compute() -> bool:
-        return not any(isinstance(n, cst.Attribute) and n.attr.value in ("set_default_dtype", "set_default_tensor_type")
-                       or isinstance(n, cst.Name) and n.value in ("set_default_dtype", "set_default_tensor_type")
+        return not any(type(n) is cst.Attribute and n.attr.value in ("set_default_dtype", "set_default_tensor_type")
+                       or type(n) is cst.Name and n.value in ("set_default_dtype", "set_default_tensor_type")
                        for n in walk(index.module))
     return index.memo("leaves.default_float32", compute)
 

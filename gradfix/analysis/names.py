@@ -10,10 +10,10 @@ from gradfix.analysis.tree import children, concrete
 def dotted(expr: cst.BaseExpression) -> str | None:
     """`a.b.c` for Name/Attribute chains, else None."""
     parts: list[str] = []
-    while isinstance(expr, cst.Attribute):
+    while type(expr) is cst.Attribute:     # no subclasses (tests/test_tree.py): `is` is isinstance here
         parts.append(expr.attr.value)
         expr = expr.value
-    if isinstance(expr, cst.Name):
+    if type(expr) is cst.Name:
         parts.append(expr.value)
         return ".".join(reversed(parts))
     return None

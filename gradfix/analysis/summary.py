@@ -113,7 +113,6 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     names = module_names(path, root)
     package = package_of(path)
     ix = astindex.of(tree)      # one walk of the tree, read by every pass below (and the pre-pass)
-    children = ix.children
     imports = import_table(tree, package)
     qualify = qualifier(imports)
 
@@ -129,66 +128,99 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             functions.add(node.name)
-    sites: list[CallSite] = []
+    sites = _Sites(ix, imports, qualify, functions, classes).of(tree)
+    factories, heads = file_returns(tree, qualify)
+    return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
+                       factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree),
+                       forward_numbers(tree))
 
-    class Scope:
-        """One function's (or the module's) bindings, and its calls on local names, resolved
-        when the scope is done: `model = Net()` may come after the call in the source."""
 
-        def __init__(self):
-            self.bound: dict[str, set] = {}
-            self.pending: list[tuple[str, str, bool, str | None, int]] = []
+class _Scope:
+    """One function's (or the module's) bindings, and its calls on local names, resolved when the
+    scope is done: `model = Net()` may come after the call in the source."""
 
-        def bind(self, target: ast.AST, value: ast.expr | None) -> None:
-            for t in (target,) if type(target) is ast.Name else ix.walk(target):
-                if isinstance(t, ast.Name):
-                    built = _built_class(value, qualify) if value is not None and t is target else None
-                    self.bound.setdefault(t.id, set()).add(built)
+    __slots__ = ("bound", "pending")
 
-        def finish(self) -> None:
-            for head, rest, no_grad, caller, line in self.pending:
-                classes_ = self.bound.get(head)
-                if classes_ is None or len(classes_) != 1 or None in classes_:
-                    continue
-                cls = next(iter(classes_))
-                if not rest:
-                    sites.append(CallSite(f"{cls}.forward", no_grad, caller, line))
-                elif "." not in rest:
-                    sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
+    def __init__(self):
+        self.bound: dict[str, set] = {}
+        self.pending: list[tuple[str, str, bool, str | None, int]] = []
 
-    def visit(node: ast.AST, no_grad: bool, caller: str | None, scope: Scope) -> None:
-        for child in children(node):
+
+class _Sites:
+    """The calls a file makes of other files' functions (`FileSummary.sites`), in one recursive walk.
+    A module-level class, not closures inside `summarise`: a nested recursive function and a class made
+    per call are reference cycles, which kept each file's whole tree (through the index) alive until the
+    cyclic collector ran; now a tree is freed as soon as its last reader drops it (prescan.py runs the
+    scan with the collector paused)."""
+
+    __slots__ = ("ix", "children", "imports", "qualify", "functions", "classes", "sites")
+
+    def __init__(self, ix, imports, qualify, functions, classes):
+        self.ix, self.children, self.imports, self.qualify = ix, ix.children, imports, qualify
+        self.functions, self.classes = functions, classes
+        self.sites: list[CallSite] = []
+
+    def of(self, tree: ast.Module) -> list[CallSite]:
+        top = _Scope()
+        self.visit(self.children(tree), False, None, top)
+        self.finish(top)
+        return self.sites
+
+    def bind(self, scope: _Scope, target: ast.AST, value: ast.expr | None) -> None:
+        for t in (target,) if type(target) is ast.Name else self.ix.walk(target):
+            if isinstance(t, ast.Name):
+                built = _built_class(value, self.qualify) if value is not None and t is target else None
+                scope.bound.setdefault(t.id, set()).add(built)
+
+    def finish(self, scope: _Scope) -> None:
+        sites = self.sites
+        for head, rest, no_grad, caller, line in scope.pending:
+            classes_ = scope.bound.get(head)
+            if classes_ is None or len(classes_) != 1 or None in classes_:
+                continue
+            cls = next(iter(classes_))
+            if not rest:
+                sites.append(CallSite(f"{cls}.forward", no_grad, caller, line))
+            elif "." not in rest:
+                sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
+
+    def visit(self, kids: list[ast.AST], no_grad: bool, caller: str | None, scope: _Scope) -> None:
+        """`kids`: a node's children. A child without children of its own (a name, a constant) is not
+        visited: its visit would find nothing, and it was one call per leaf of the tree."""
+        qualify, imports, functions, classes = self.qualify, self.imports, self.functions, self.classes
+        children = self.children
+        for child in kids:
             kind = type(child)
             if kind is ast.FunctionDef or kind is ast.AsyncFunctionDef:
                 decorated = any(qualify(d.func if isinstance(d, ast.Call) else d) in _NO_GRAD
                                 for d in child.decorator_list)
-                inner_scope = Scope()
+                inner_scope = _Scope()
                 a = child.args
                 for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
                     if arg is not None:
-                        inner_scope.bind(ast.Name(arg.arg), None)  # a parameter may hold anything
-                visit(child, decorated, child.name, inner_scope)
-                inner_scope.finish()
-                scope.bind(ast.Name(child.name), None)
+                        self.bind(inner_scope, ast.Name(arg.arg), None)  # a parameter may hold anything
+                self.visit(children(child), decorated, child.name, inner_scope)
+                self.finish(inner_scope)
+                self.bind(scope, ast.Name(child.name), None)
                 continue
             if kind is ast.ClassDef:
-                visit(child, False, None, Scope())
+                self.visit(children(child), False, None, _Scope())
                 continue
             inner = no_grad
             if kind is ast.Assign:
                 for t in child.targets:
-                    scope.bind(t, child.value)
+                    self.bind(scope, t, child.value)
             elif kind in (ast.AnnAssign, ast.AugAssign, ast.NamedExpr):
-                scope.bind(child.target, None)
+                self.bind(scope, child.target, None)
             elif kind is ast.For or kind is ast.AsyncFor:
-                scope.bind(child.target, None)
+                self.bind(scope, child.target, None)
             elif kind is ast.With or kind is ast.AsyncWith:
                 for item in child.items:
                     e = item.context_expr
                     if isinstance(e, ast.Call) and qualify(e.func) in _NO_GRAD:
                         inner = True
                     if item.optional_vars is not None:
-                        scope.bind(item.optional_vars, None)
+                        self.bind(scope, item.optional_vars, None)
             elif kind is ast.Call:
                 d = _dotted(child.func)
                 if d is not None:
@@ -196,18 +228,12 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
                     if head in imports and not (head in functions or head in classes):
                         q = qualify(child.func)
                         if q is not None:
-                            sites.append(CallSite(q, no_grad, caller, child.lineno))
+                            self.sites.append(CallSite(q, no_grad, caller, child.lineno))
                     else:
                         scope.pending.append((head, rest, no_grad, caller, child.lineno))
-            visit(child, inner, caller, scope)
-
-    top = Scope()
-    visit(tree, False, None, top)
-    top.finish()
-    factories, heads = file_returns(tree, qualify)
-    return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
-                       factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree),
-                       forward_numbers(tree))
+            grand = children(child)
+            if grand:
+                self.visit(grand, inner, caller, scope)
 
 
 def star_imports(tree: ast.Module, package: str | None) -> tuple[str, ...]:

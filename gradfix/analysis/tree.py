@@ -46,35 +46,76 @@ _GETTERS: dict[type, object] = {}
 _FIELDS: dict[type, tuple[str, ...]] = {}
 _NODE = cst.CSTNode
 
+# A field value's kind by its type, found once per type: 1 a node (`isinstance(value, CSTNode)`), 2 a list or
+# tuple, 3 a subclass of one (a leaf's test below counts it, as its isinstance did), 0 anything else (str,
+# None, MaybeSentinel). libcst's node classes are abstract base classes, so an
+# isinstance against CSTNode runs ABCMeta.__instancecheck__ (a Python call): it was a third of the
+# isinstance calls of a cold `check` (bench/PROFILE.md). A type's answer never changes (nothing registers
+# virtual subclasses of CSTNode), so the table gives what isinstance gives.
+_KIND: dict[type, int] = {list: 2, tuple: 2, str: 0, type(None): 0}
+
+
+def _kind(value) -> int:
+    kind = _KIND[type(value)] = 1 if isinstance(value, _NODE) else 2 if type(value) in (list, tuple) else \
+        3 if isinstance(value, (list, tuple)) else 0
+    return kind
+
 
 def fast_children(node: cst.CSTNode) -> list:
     get = _getter(type(node))
+    kinds = _KIND
     if get is None:
         # leaves such as whitespace and comments hold only strings
-        if not any(isinstance(getattr(node, f), (_NODE, list, tuple)) for f in _FIELDS[type(node)]):
-            return []
-        return list(node.children)
+        for f in _FIELDS[type(node)]:
+            value = getattr(node, f)
+            kind = kinds.get(type(value))
+            if (kind if kind is not None else _kind(value)) != 0:
+                return list(node.children)
+        return []
     out: list = []
     for value in get(node):
-        if isinstance(value, _NODE):
+        kind = kinds.get(type(value))
+        if kind is None:
+            kind = _kind(value)
+        if kind == 1:
             out.append(value)
-        elif type(value) in (list, tuple):
+        elif kind == 2:
             out.extend(value)  # sequences of nodes (libcst keeps no other values in them)
     return out
 
 
+_UNREAD = object()
+
+
 def index_tree(module: cst.Module) -> tuple[dict[int, list], dict]:
-    """Children by node id and parent by node, in one traversal."""
+    """Children by node id and parent by node, in one traversal (`fast_children` inlined: one call per
+    node of the file was a fifth of the index's time)."""
     table: dict[int, list] = {}
     parents: dict = {}
     stack: list[cst.CSTNode] = [module]
+    pop, push = stack.pop, stack.extend
+    getters, kinds = _GETTERS, _KIND
     while stack:
-        node = stack.pop()
-        kids = fast_children(node)
+        node = pop()
+        get = getters.get(type(node), _UNREAD)
+        if get is _UNREAD:
+            get = _getter(type(node))
+        if get is None:
+            kids = fast_children(node)
+        else:
+            kids = []
+            for value in get(node):
+                kind = kinds.get(type(value))
+                if kind is None:
+                    kind = _kind(value)
+                if kind == 1:
+                    kids.append(value)
+                elif kind == 2:
+                    kids.extend(value)
         table[id(node)] = kids
         for kid in kids:
             parents[kid] = node
-        stack.extend(kids)
+        push(kids)
     return table, parents
 
 
@@ -98,18 +139,26 @@ def preorder_spans(root: cst.CSTNode, table: dict[int, list]) -> tuple[list, dic
     """All nodes under `root` in pre-order, and for each node (that list, start, end) of its subtree."""
     order: list = []
     spans: dict[int, tuple[list, int, int]] = {}
-    stack: list = [(root, -1)]
+    # the stack holds nodes to open, and a (node, start) tuple to close each node with children (no libcst
+    # node is a tuple): a leaf's span is known when it is opened, and no tuple is made per child
+    stack: list = [root]
+    pop, push, extend, append, get = stack.pop, stack.append, stack.extend, order.append, table.get
     while stack:
-        node, start = stack.pop()
-        if start >= 0:
+        node = pop()
+        if node.__class__ is tuple:
+            node, start = node
             spans[id(node)] = (order, start, len(order))
             continue
-        stack.append((node, len(order)))
-        order.append(node)
-        kids = table.get(id(node))
+        start = len(order)
+        append(node)
+        kids = get(id(node))
         if kids is None:
             kids = list(node.children)
-        stack.extend((k, -1) for k in reversed(kids))
+        if kids:
+            push((node, start))
+            extend(reversed(kids))
+        else:
+            spans[id(node)] = (order, start, start + 1)
     return order, spans
 
 
