@@ -37,11 +37,69 @@ def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
 
 def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
     """A backward() runs after the last save and before `step`, and none runs after `step` in the
-    scope's order: `probs.mul_(100)` for logging after `loss.backward()` changes nothing autograd needs."""
+    scope's order: `probs.mul_(100)` for logging after `loss.backward()` changes nothing autograd needs.
+    Or each save's graph was walked and freed before `step` (`_graphs_freed`): later backward() calls may
+    run, but none can walk those graphs again."""
     if not saved_steps:
         return False
     backwards = [st.index for st in flow.steps if calls_backward(st, flow)]
-    return any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards)
+    if any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards):
+        return True
+    return _graphs_freed(flow, saved_steps, step)
+
+
+def _graphs_freed(flow, saved_steps: list[int], step: int) -> bool:
+    """Every save is followed, before `step`, by a backward() that walks its graph and frees it: the
+    backpropagated value is built, by this scope's names bound before that backward, from what the saving
+    statement computed (`out = F.conv2d(x, w)`; `out.backward()`; `w += 1`; `out = F.conv2d(x, w)`;
+    `out.backward()`: the second backward walks a new graph that saved `w` after the change). A backward
+    with `retain_graph` / `create_graph` (or positional options) keeps its graph and does not count, nor
+    does one in a branch or a loop `step` is not inside (it may not run). Walking a freed graph again raises
+    whether or not the tensor changed, so the in-place op breaks nothing."""
+    here = flow.steps[step]
+    pending = set(saved_steps)
+    for st in flow.steps[min(saved_steps) + 1:step]:
+        if not pending:
+            break
+        if not calls_backward(st, flow) or not set(st.branch) <= set(here.branch) or \
+                any(all(l is not m for m in here.loops) for l in st.loops):
+            continue
+        for node in walk(st.node):
+            if not isinstance(node, cst.Call):
+                continue
+            found = backward_target(node, flow)
+            if found is None or _keeps_graph(node):
+                continue
+            pending -= _statements_reached(flow, found[0], st.index) & {s for s in pending if s < st.index}
+    return not pending
+
+
+def _keeps_graph(call: cst.Call) -> bool:
+    """`loss.backward(retain_graph=True)`, `backward(g, True)`: options that keep the graph (or may)."""
+    positional = [a for a in call.args if a.keyword is None]
+    return len(positional) > 1 or any(a.keyword is not None and a.keyword.value in ("retain_graph", "create_graph")
+                                      for a in call.args)
+
+
+def _statements_reached(flow, target: cst.BaseExpression, at: int) -> set[int]:
+    """The steps whose bindings the value `target`, read at step `at`, is built from: the bindings of its
+    names that may reach `at` (analysis/reaching.py), then theirs, back through the scope."""
+    reached: set[int] = set()
+    seen: set[tuple[str, int]] = set()
+    todo = [(name, at) for name in names_in(target)]
+    while todo:
+        name, where = todo.pop()
+        if (name, where) in seen:
+            continue
+        seen.add((name, where))
+        for r in reaching(flow, name, where):
+            b = r.binding
+            if b.step < 0 or b.step in reached:
+                continue
+            reached.add(b.step)
+            if isinstance(b.value, cst.CSTNode):
+                todo.extend((n, b.step) for n in names_in(b.value))
+    return reached
 
 
 # Where each in-place-capable activation or dropout takes `inplace` positionally (module constructors and
@@ -141,7 +199,14 @@ class InplaceOnActivation(Rule):
             "later `backward()` backpropagates a value the scope builds without the written tensor (`ce = "
             "F.cross_entropy(x, y)` first, then a separate `p = F.softmax(x)` edited in place to compare with "
             "`x.grad`, then `ce.backward()`: the graph that saved `p` is never walked); a name the scope does "
-            "not bind (other than an import) or a container handed the tensor (`outs.append(p)`) keeps it reported."
+            "not bind (other than an import) or a container handed the tensor (`outs.append(p)`) keeps it reported. "
+            "Also left alone: a write after every save's graph was walked and freed by a backward() before it, even "
+            "when backward() runs again later (a lesson's `out = F.conv2d(x, k)`, `out.backward()`, `k += 1`, "
+            "`out = F.conv2d(x, k)`, `out.backward()`: the second graph saved `k` after the change, and the first "
+            "cannot be walked again whatever `k` holds); that backward's value must be built, through the "
+            "scope's reaching bindings, from what the saving statement computed, without `retain_graph` / "
+            "`create_graph`, outside any branch or loop the write is not in. A backward() of an unrelated value "
+            "in between, or one that keeps its graph, leaves the write reported."
         ),
         why=(
             "The in-place op bumps the tensor's version counter, so `backward()` raises `RuntimeError: one of "
