@@ -66,3 +66,23 @@ def test_only_a_function_reading_data_stays_untestable(tmp_path):
     with Verifier(jobs=1, timeout_s=20.0) as v:
         res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
+
+
+def test_the_same_factory_called_with_other_names(tmp_path):
+    """train() makes the same call with its own names (`Tagger(n_words, dim)`): the receiver is built that way."""
+    src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
+                      "    n_words = 12\n    dim = 8\n    model = Tagger(n_words, dim)\n")
+    assert src != SRC
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "equivalent", res
+    assert "Tagger(n_words, dim)" in res.detail and "as train() builds it" in res.detail, res
+
+
+def test_another_callee_is_not_the_same_factory(tmp_path):
+    src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
+                      "    n_words = 12\n    dim = 8\n    model = Tagger.build(n_words, dim)\n")
+    assert src != SRC
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "untestable", res
