@@ -69,28 +69,60 @@ def _base_model():
         return nn.Linear(4, 2).to(torch.float64)
 
 
-def _cond_true(cond, bi: int, notes: list[str]) -> bool:
+# How a condition the check cannot read is rendered. A condition on data (`if loss < best:`) or a period that is
+# not a literal (`if (i + 1) % accum == 0:`) may hold on any batches; each is rendered three ways (all such
+# conditions of the loop alike), and a verdict is given only when the three agree (check_train_loop).
+MODES = ("always", "second", "last")
+_OPAQUE = {"always": "on every batch", "second": "on the second batch of each epoch only",
+           "last": "on the last batch of each epoch only"}
+_PERIOD = {"always": 1, "second": 2, "last": BATCHES}  # with offset 1: every batch, the second only, the last only
+
+
+def _cond_true(cond, bi: int, notes: list[str], mode: str = "always") -> bool:
     if not cond:
         return True
     if "all" in cond:
-        return all(_cond_true(c, bi, notes) for c in cond["all"])
+        return all(_cond_true(c, bi, notes, mode) for c in cond["all"])
     if "every" in cond:
         k = cond.get("every")
         if not k:
-            k = 2
-            note = f"`{cond.get('every_src')}` in the accumulation condition is not a literal: 2 stands in for it"
+            k = _PERIOD[mode]
+            note = f"`{cond.get('every_src')}` in the accumulation condition is not a literal: {k} stands in for it"
             if note not in notes:
                 notes.append(note)
         return (bi + int(cond.get("offset") or 0)) % int(k) == 0
-    note = f"the condition `{cond.get('opaque')}` is taken as true"
+    note = f"the condition `{cond.get('opaque')}` is taken as true {_OPAQUE[mode]}"
     if note not in notes:
         notes.append(note)
-    return True
+    return mode == "always" or (mode == "second" and bi == 1) or (mode == "last" and bi == BATCHES - 1)
+
+
+def free_conditions(*sks: dict) -> list[str]:
+    """The conditions of the iterations' events that the check cannot read (opaque, or a period not a literal)."""
+    out: list[str] = []
+
+    def walk(cond) -> None:
+        if not cond:
+            return
+        if "all" in cond:
+            for x in cond["all"]:
+                walk(x)
+        elif "every" in cond:
+            if not cond.get("every") and f"`{cond.get('every_src')}`" not in out:
+                out.append(f"`{cond.get('every_src')}`")
+        elif f"`{cond.get('opaque')}`" not in out:
+            out.append(f"`{cond.get('opaque')}`")
+
+    for sk in sks:
+        for e in sk["batch"]:
+            walk(e.get("cond"))
+    return out
 
 
 class Setup:
-    def __init__(self, c: dict, sk_old: dict):
+    def __init__(self, c: dict, sk_old: dict, mode: str = "always"):
         self.c = c
+        self.mode = mode  # how conditions the check cannot read are rendered (MODES)
         self.xs, self.ys = _data()
         self.base = _base_model()
         self.notes: list[str] = []
@@ -268,7 +300,7 @@ class Setup:
                 for bi in range(BATCHES):
                     state["loss"] = None
                     for e in sk["batch"]:
-                        if _cond_true(e.get("cond"), bi, notes):
+                        if _cond_true(e.get("cond"), bi, notes, self.mode):
                             do(e, bi, ep)
                 for e in sk.get("epoch_end", []):
                     do(e, BATCHES - 1, ep)
@@ -342,8 +374,29 @@ def check_train_loop(ctx: Ctx) -> Outcome:
     sched_spec = c.get("scheduler") or {}
     if sched_spec.get("several"):
         return Outcome("untestable", f"the loop steps several schedulers ({', '.join(sched_spec['several'])})", UNIT)
+    free = free_conditions(sk_old, sk_new)
+    if not free:
+        return _verdict(c, sk_old, sk_new, notes, sched_spec, "always")
+    # conditions the check cannot read: a verdict only when it holds however they fall on the batches
+    outs = {mode: _verdict(c, sk_old, sk_new, notes, sched_spec, mode) for mode in MODES}
+    verdicts = {o.verdict for o in outs.values()}
+    what = ", ".join(free)
+    if len(verdicts) == 1:
+        first = outs[MODES[0]]
+        if first.verdict == "untestable":
+            return first
+        return Outcome(first.verdict, first.detail + f" The same verdict holds with {what} true on every batch, on "
+                       f"the second batch of each epoch only, and on the last batch only (each rendered in turn, a "
+                       f"period that is not a literal as 1, 2 and {BATCHES}).", UNIT)
+    each = "; ".join(f"{_OPAQUE[m]} (a period {_PERIOD[m]}): {outs[m].verdict}" for m in MODES)
+    return Outcome("untestable", f"the verdict depends on which batches {what} holds on, which the check cannot "
+                   f"read: rendered true {each}. First rendering: {outs[MODES[0]].detail}", UNIT)
+
+
+def _verdict(c: dict, sk_old: dict, sk_new: dict, notes: list[str], sched_spec: dict, mode: str) -> Outcome:
+    """The verdict with conditions the check cannot read rendered as `mode` says (MODES)."""
     try:
-        setup = Setup(c, sk_old)
+        setup = Setup(c, sk_old, mode)
         canon = canonical(sk_old, sched_spec.get("kind"), setup.scaler_on)
         run_notes: list[str] = []
         try:
