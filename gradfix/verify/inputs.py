@@ -253,6 +253,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
+        if len(req) == 2:
+            cands += _hidden_candidates(models[0], base, dtype)
         cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
                   for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
@@ -358,6 +360,33 @@ def _split_candidates(leaf: nn.Module, dtype: torch.dtype, count: int) -> list[C
                              f"(a share of the {width} {'channels' if dims else 'features'} of its first layer "
                              f"{type(leaf).__name__}, as when forward concatenates them)")
                 out.append(make)
+    return out
+
+
+def _hidden_candidates(model: nn.Module, base: list, dtype: torch.dtype) -> list[Callable[[], tuple]]:
+    """For `forward(self, input, hidden)` of a model holding one recurrent layer (a decoder step): the first layer's
+    input, then the layer's initial state, (num_layers * directions, batch, hidden_size) as torch documents it for
+    the batch-first and the sequence-first layout alike; for an LSTM both the state tensor alone (a forward that
+    makes the cell state itself) and the (h, c) pair. Tried after the inputs shaped like the first one."""
+    rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase)]
+    if len(rnns) != 1:
+        return []
+    r = rnns[0]
+    shape = (r.num_layers * (2 if r.bidirectional else 1), BATCH, r.proj_size or r.hidden_size)
+    cell = (r.num_layers * (2 if r.bidirectional else 1), BATCH, r.hidden_size)
+    out: list[Callable[[], tuple]] = []
+    for make in base[:2]:
+        for pair in ((False, True) if isinstance(r, nn.LSTM) else (False,)):
+            def multi(make=make, pair=pair) -> tuple:
+                first = make()[0]
+                g = torch.Generator().manual_seed(SEED_INPUT + 1)
+                h = torch.randn(shape, generator=g, dtype=dtype)
+                return (first, (h, torch.randn(cell, generator=g, dtype=dtype)) if pair else h)
+
+            multi.shape = (*getattr(make, "shape", ()), "+", shape)  # type: ignore[attr-defined]
+            multi.note = (f"{tuple(getattr(make, 'shape', ()))} for the first argument, and the initial state of its "  # type: ignore[attr-defined]
+                          f"{type(r).__name__} for the second ({'an (h, c) pair of ' if pair else ''}shape {shape})")
+            out.append(multi)
     return out
 
 
