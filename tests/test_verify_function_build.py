@@ -86,3 +86,37 @@ def test_another_callee_is_not_the_same_factory(tmp_path):
     with Verifier(jobs=1, timeout_s=20.0) as v:
         res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
+
+
+VOCAB_SRC = SRC.replace("def train():\n    vocab_size = 12\n", '''def build_vocab():
+    chars = "ab,cd.ef"
+    for p in ",.":
+        chars = chars.{method}(p, "")
+    vocab = {{}}
+    for i, c in enumerate(chars):
+        if vocab.get(c):
+            continue
+        vocab[c] = i + 1
+    return vocab
+
+
+def train():
+    vocab_size = len(build_vocab()) + 6
+''')
+
+
+def test_a_helper_with_methods_of_builtin_values_builds_it(tmp_path):
+    """`vocab = build_vocab()` whose helper calls `str.replace` and `dict.get`: evaluated through the guard."""
+    src = VOCAB_SRC.format(method="replace")
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "equivalent", res
+    assert "vocab_size = len(build_vocab()) + 6" in res.detail, res
+    assert "(methods of builtin values each checked when it ran)" in res.detail, res
+
+
+def test_a_helper_with_an_unlisted_method_does_not(tmp_path):
+    src = VOCAB_SRC.format(method="translate")  # not one of the listed pure methods of str
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "untestable", res

@@ -14,6 +14,7 @@ import inspect
 import types
 from dataclasses import dataclass, field
 
+from . import pure_methods as PM
 from . import source as S
 from .call_sites import CallSite, _eval_in, _needed, _short, _stored, call_sites, local_constants, project_sites
 
@@ -340,7 +341,15 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
     # `vocab` is read from a file): the first whose names are all constants of that function builds it; then the
     # same call with other arguments (`model = build_model(vocab, sentenct_length, dim)` in `main()`): the same
     # factory, given the values that function gives it
-    for fn, stmt in found + alike:
+    guarded = None
+    for fn, stmt, methods in [(f, x, False) for f, x in found + alike] + [(f, x, True) for f, x in found + alike]:
+        rewrite = None
+        if methods:  # then with methods of builtin values (`vocab.get(c)`, `chars.replace(p, "")`), guarded
+            if guarded is None:
+                guarded = S.evaluable_guarded(tree)
+                if not (PM.GUARD in vars(mod)):
+                    return None  # the loaded module defines no guard: nothing it ran needs one
+            ok, rewrite = guarded
         pre = local_constants(fn, ok, stmt.lineno)
         read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         pre = _needed(pre, set(read))
@@ -349,9 +358,16 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
         ns = dict(vars(mod))
         where = getattr(mod, "__file__", None) or "<setup>"
         values = {}
-        for name, value in pre:
-            ns[name] = values[name] = _eval_in(value, ns, where)
+        try:
+            for name, value in pre:
+                ns[name] = values[name] = _eval_in(rewrite(value) if rewrite else value, ns, where)
+        except Exception:  # noqa: BLE001 - the guard refused a receiver, or the method raised: not this one
+            if rewrite is None:
+                raise
+            continue
         sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+        if rewrite is not None:
+            sets += " (methods of builtin values each checked when it ran)"
         if ast.dump(stmt) != want:  # the same factory called with that function's own names: built that way
             return values, (f"as {fn.name}() builds it, by `{_short(ast.unparse(stmt))}` (line {stmt.lineno}, the "
                             f"same call with that function's arguments), with `{sets}` set before it there"), \
