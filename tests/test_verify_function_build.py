@@ -66,3 +66,57 @@ def test_only_a_function_reading_data_stays_untestable(tmp_path):
     with Verifier(jobs=1, timeout_s=20.0) as v:
         res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
+
+
+def test_the_same_factory_called_with_other_names(tmp_path):
+    """train() makes the same call with its own names (`Tagger(n_words, dim)`): the receiver is built that way."""
+    src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
+                      "    n_words = 12\n    dim = 8\n    model = Tagger(n_words, dim)\n")
+    assert src != SRC
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "equivalent", res
+    assert "Tagger(n_words, dim)" in res.detail and "as train() builds it" in res.detail, res
+
+
+def test_another_callee_is_not_the_same_factory(tmp_path):
+    src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
+                      "    n_words = 12\n    dim = 8\n    model = Tagger.build(n_words, dim)\n")
+    assert src != SRC
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "untestable", res
+
+
+VOCAB_SRC = SRC.replace("def train():\n    vocab_size = 12\n", '''def build_vocab():
+    chars = "ab,cd.ef"
+    for p in ",.":
+        chars = chars.{method}(p, "")
+    vocab = {{}}
+    for i, c in enumerate(chars):
+        if vocab.get(c):
+            continue
+        vocab[c] = i + 1
+    return vocab
+
+
+def train():
+    vocab_size = len(build_vocab()) + 6
+''')
+
+
+def test_a_helper_with_methods_of_builtin_values_builds_it(tmp_path):
+    """`vocab = build_vocab()` whose helper calls `str.replace` and `dict.get`: evaluated through the guard."""
+    src = VOCAB_SRC.format(method="replace")
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "equivalent", res
+    assert "vocab_size = len(build_vocab()) + 6" in res.detail, res
+    assert "(methods of builtin values each checked when it ran)" in res.detail, res
+
+
+def test_a_helper_with_an_unlisted_method_does_not(tmp_path):
+    src = VOCAB_SRC.format(method="translate")  # not one of the listed pure methods of str
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    assert res.verdict == "untestable", res

@@ -103,9 +103,10 @@ def _infer(name: str, old: nn.Module, new: nn.Module, dtype: torch.dtype, explai
     if len(req) != 1:
         return infer_input(name, [old, new], dtype, explain)  # () or its "several arguments" message
     makers = []
-    leaf = _first_known_leaf(new) or _first_known_leaf(old)
+    owner = new if _first_known_leaf(new) is not None else old
+    leaf = _first_known_leaf(owner)
     if leaf is not None:
-        makers += _candidate_inputs(leaf, dtype)
+        makers += _candidate_inputs(leaf, dtype, owner)
     makers += [lambda c=c: c for c in _param_shape_inputs([new, old], dtype)]
     last: BaseException | None = None
     for make in makers:

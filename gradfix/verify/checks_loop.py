@@ -19,7 +19,7 @@ which is zero_grad -> forward ... of the next iteration). Verdicts:
 
 - equivalent: original and rewrite traces agree (norm-relative 1e-9);
 - fixes-hazard: the rewrite's trace equals the canonical one, the original's does not, and the
-  original's own trace shows a hazard (`loop_hazards`: steps with None/zero gradients, an lr trace
+  original's own trace shows a hazard (loop_hazards.py: steps with None/zero gradients, an lr trace
   off the declared schedule, declared clipping or clamps not in effect, a freeze that does not freeze);
 - changes-behaviour: the same without a hazard shown;
 - failed: anything else; untestable: the iteration cannot be rendered (with why).
@@ -39,9 +39,8 @@ import torch.nn as nn
 from .context import Ctx
 from .loop_build import BATCHES, EPOCHS, build_optimizer, build_scheduler, eval_src, unjson
 from .loop_skeleton import Raised, canonical, describe, read_skeletons
-from .runtime import Outcome, Untestable, fmt_exc, rel_diff, seeded
-
-TOL = 1e-9
+from .loop_hazards import _contrast, _series, first_difference, loop_hazards
+from .runtime import Outcome, Untestable, fmt_exc, seeded
 UNIT = "training loop (synthetic nn.Linear(4, 2), 2 epochs x 3 batches)"
 SYNTHETIC = (f"Checked on a seeded nn.Linear(4, 2) trained {EPOCHS} epochs x {BATCHES} batches, running the loop's "
              f"operations as each version orders them: this checks the loop's operations, not the user's model")
@@ -70,28 +69,60 @@ def _base_model():
         return nn.Linear(4, 2).to(torch.float64)
 
 
-def _cond_true(cond, bi: int, notes: list[str]) -> bool:
+# How a condition the check cannot read is rendered. A condition on data (`if loss < best:`) or a period that is
+# not a literal (`if (i + 1) % accum == 0:`) may hold on any batches; each is rendered three ways (all such
+# conditions of the loop alike), and a verdict is given only when the three agree (check_train_loop).
+MODES = ("always", "second", "last")
+_OPAQUE = {"always": "on every batch", "second": "on the second batch of each epoch only",
+           "last": "on the last batch of each epoch only"}
+_PERIOD = {"always": 1, "second": 2, "last": BATCHES}  # with offset 1: every batch, the second only, the last only
+
+
+def _cond_true(cond, bi: int, notes: list[str], mode: str = "always") -> bool:
     if not cond:
         return True
     if "all" in cond:
-        return all(_cond_true(c, bi, notes) for c in cond["all"])
+        return all(_cond_true(c, bi, notes, mode) for c in cond["all"])
     if "every" in cond:
         k = cond.get("every")
         if not k:
-            k = 2
-            note = f"`{cond.get('every_src')}` in the accumulation condition is not a literal: 2 stands in for it"
+            k = _PERIOD[mode]
+            note = f"`{cond.get('every_src')}` in the accumulation condition is not a literal: {k} stands in for it"
             if note not in notes:
                 notes.append(note)
         return (bi + int(cond.get("offset") or 0)) % int(k) == 0
-    note = f"the condition `{cond.get('opaque')}` is taken as true"
+    note = f"the condition `{cond.get('opaque')}` is taken as true {_OPAQUE[mode]}"
     if note not in notes:
         notes.append(note)
-    return True
+    return mode == "always" or (mode == "second" and bi == 1) or (mode == "last" and bi == BATCHES - 1)
+
+
+def free_conditions(*sks: dict) -> list[str]:
+    """The conditions of the iterations' events that the check cannot read (opaque, or a period not a literal)."""
+    out: list[str] = []
+
+    def walk(cond) -> None:
+        if not cond:
+            return
+        if "all" in cond:
+            for x in cond["all"]:
+                walk(x)
+        elif "every" in cond:
+            if not cond.get("every") and f"`{cond.get('every_src')}`" not in out:
+                out.append(f"`{cond.get('every_src')}`")
+        elif f"`{cond.get('opaque')}`" not in out:
+            out.append(f"`{cond.get('opaque')}`")
+
+    for sk in sks:
+        for e in sk["batch"]:
+            walk(e.get("cond"))
+    return out
 
 
 class Setup:
-    def __init__(self, c: dict, sk_old: dict):
+    def __init__(self, c: dict, sk_old: dict, mode: str = "always"):
         self.c = c
+        self.mode = mode  # how conditions the check cannot read are rendered (MODES)
         self.xs, self.ys = _data()
         self.base = _base_model()
         self.notes: list[str] = []
@@ -269,7 +300,7 @@ class Setup:
                 for bi in range(BATCHES):
                     state["loss"] = None
                     for e in sk["batch"]:
-                        if _cond_true(e.get("cond"), bi, notes):
+                        if _cond_true(e.get("cond"), bi, notes, self.mode):
                             do(e, bi, ep)
                 for e in sk.get("epoch_end", []):
                     do(e, BATCHES - 1, ep)
@@ -309,64 +340,6 @@ class Setup:
         return any(e.get("scaled") or e["op"] in ("unscale", "update") for e in sk["batch"])
 
 
-# --------------------------------------------------------------------------- comparing
-
-
-def first_difference(a: Trace, b: Trace) -> tuple[str, int] | None:
-    """(quantity, step) of the first difference: lr, grads, params, steps or totals."""
-    if len(a.steps) != len(b.steps):
-        return "steps", min(len(a.steps), len(b.steps))
-    for i, (x, y) in enumerate(zip(a.steps, b.steps)):
-        if any(abs(p - q) > 1e-12 * max(abs(p), abs(q), 1e-300) for p, q in zip(x["lr"], y["lr"])):
-            return "lr", i
-        if any(rel_diff(p, q) > TOL for p, q in zip(x["grads"], y["grads"])):
-            return "grads", i
-        if any(rel_diff(p, q) > TOL for p, q in zip(x["params"], y["params"])):
-            return "params", i
-    if len(a.totals) != len(b.totals):
-        return "totals", 0
-    for i, (p, q) in enumerate(zip(a.totals, b.totals)):
-        if abs(p - q) > TOL * max(abs(p), abs(q), 1e-300):
-            return "totals", i
-    if len(a.opt_state) != len(b.opt_state) or any(rel_diff(p, q) > TOL for p, q in zip(a.opt_state, b.opt_state)):
-        return "opt_state", 0
-    return None
-
-
-def _fmt(v: float) -> str:
-    return f"{v:.4g}"
-
-
-def _series(t: Trace, what: str) -> str:
-    if what == "lr":
-        vals = [_fmt(s["lr"][0]) for s in t.steps]
-    elif what == "grads":
-        vals = []
-        for s in t.steps:
-            gs = [g for g in s["grads"] if g is not None]
-            vals.append("None" if not gs else _fmt(float(torch.sqrt(sum((g ** 2).sum() for g in gs)))))
-    elif what in ("params", "steps"):
-        vals = [_fmt(float(torch.sqrt(sum(((p - q) ** 2).sum() for p, q in zip(s["params"], s["before"])))))
-                for s in t.steps]
-    elif what == "opt_state":
-        vals = [_fmt(float(v.to(torch.float64).norm())) for v in t.opt_state]
-    else:
-        vals = [_fmt(v) for v in t.totals]
-    return ", ".join(vals) if vals else "(none)"
-
-
-_WHAT = {"lr": "lr per step", "grads": "gradient norm seen by each step", "params": "update norm per step",
-         "steps": "update norm per step", "totals": "accumulated loss per epoch",
-         "opt_state": "optimizer state norms after the run"}
-
-
-def _contrast(a: Trace, b: Trace, what: str, la: str, lb: str) -> str:
-    text = f"{_WHAT[what]}: {la} {_series(a, what)}; {lb} {_series(b, what)}"
-    if what == "steps":
-        text = f"{la} takes {len(a.steps)} optimizer steps, {lb} {len(b.steps)}; " + text
-    return text
-
-
 def _alternating(batch: list) -> str:
     """A clause for an iteration whose backward passes each have their own optimizer step before the next one (a
     GAN's discriminator then generator update: the second loss is computed through the network the first step just
@@ -401,8 +374,29 @@ def check_train_loop(ctx: Ctx) -> Outcome:
     sched_spec = c.get("scheduler") or {}
     if sched_spec.get("several"):
         return Outcome("untestable", f"the loop steps several schedulers ({', '.join(sched_spec['several'])})", UNIT)
+    free = free_conditions(sk_old, sk_new)
+    if not free:
+        return _verdict(c, sk_old, sk_new, notes, sched_spec, "always")
+    # conditions the check cannot read: a verdict only when it holds however they fall on the batches
+    outs = {mode: _verdict(c, sk_old, sk_new, notes, sched_spec, mode) for mode in MODES}
+    verdicts = {o.verdict for o in outs.values()}
+    what = ", ".join(free)
+    if len(verdicts) == 1:
+        first = outs[MODES[0]]
+        if first.verdict == "untestable":
+            return first
+        return Outcome(first.verdict, first.detail + f" The same verdict holds with {what} true on every batch, on "
+                       f"the second batch of each epoch only, and on the last batch only (each rendered in turn, a "
+                       f"period that is not a literal as 1, 2 and {BATCHES}).", UNIT)
+    each = "; ".join(f"{_OPAQUE[m]} (a period {_PERIOD[m]}): {outs[m].verdict}" for m in MODES)
+    return Outcome("untestable", f"the verdict depends on which batches {what} holds on, which the check cannot "
+                   f"read: rendered true {each}. First rendering: {outs[MODES[0]].detail}", UNIT)
+
+
+def _verdict(c: dict, sk_old: dict, sk_new: dict, notes: list[str], sched_spec: dict, mode: str) -> Outcome:
+    """The verdict with conditions the check cannot read rendered as `mode` says (MODES)."""
     try:
-        setup = Setup(c, sk_old)
+        setup = Setup(c, sk_old, mode)
         canon = canonical(sk_old, sched_spec.get("kind"), setup.scaler_on)
         run_notes: list[str] = []
         try:
@@ -448,95 +442,6 @@ def check_train_loop(ctx: Ctx) -> Outcome:
     return Outcome("changes-behaviour", shown + " No hazard shown: every step of the original sees nonzero "
                    "gradients, its learning rates follow the declared schedule and its declared clipping and bounds "
                    "hold; the rewrite changes the training." + tail, UNIT)
-
-
-def _gnorm(grads: list) -> float | None:
-    gs = [g for g in grads if g is not None]
-    if not gs:
-        return None
-    return float(torch.sqrt(sum((g.to(torch.float64) ** 2).sum() for g in gs)))
-
-
-def _gmax(ts: list) -> float:
-    return max((float(t.abs().max()) for t in ts if t is not None and t.numel()), default=0.0)
-
-
-def _bounds(e: dict) -> tuple[float, float] | None:
-    args = [unjson(a) for a in (e.get("args") or [])]
-    kwargs = {k: unjson(v) for k, v in (e.get("kwargs") or {}).items()}
-    lo = args[0] if args else kwargs.get("min")
-    hi = args[1] if len(args) > 1 else kwargs.get("max")
-    if isinstance(lo, (int, float)) and isinstance(hi, (int, float)):
-        return float(lo), float(hi)
-    return None
-
-
-def loop_hazards(sk: dict, t_old: Trace, t_new: Trace, setup: "Setup", sched_spec: dict) -> list[str]:
-    """The hazards the original's own trace shows and the rewrite's does not (measured, per step)."""
-    out: list[str] = []
-    # 1. steps that see no gradient: None or all zero, where the rewrite's step sees one
-    dead = [i for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps))
-            if not _gnorm(a["grads"]) and _gnorm(b["grads"])]
-    if dead:
-        out.append(f"{len(dead)} of {len(t_old.steps)} optimizer steps see None or zero gradients (first: step "
-                   f"{dead[0] + 1}), so the parameters the optimizer holds get no update from them")
-    # 2. the learning rate does not follow the declared schedule (the rewrite's trace is the canonical one)
-    lr_old, lr_new = [s["lr"][0] for s in t_old.steps], [s["lr"][0] for s in t_new.steps]
-    if sched_spec and len(lr_old) == len(lr_new) and any(
-            abs(a - b) > 1e-12 * max(abs(a), abs(b), 1e-300) for a, b in zip(lr_old, lr_new)):
-        per = " per-epoch" if sched_spec.get("kind") == "epoch" else ""
-        out.append(f"the learning rate does not follow the declared{per} schedule ({setup.sched_desc}) over the "
-                   f"{EPOCHS} epochs: lr per step {', '.join(_fmt(x) for x in lr_old)} where the schedule gives "
-                   f"{', '.join(_fmt(x) for x in lr_new)}")
-    # 3. declared clipping that the optimizer step does not see
-    for e in sk["batch"]:
-        if e["op"] != "clip":
-            continue
-        v = setup.clip_value(e)
-        if v is None or not math.isfinite(v):
-            continue
-        measure = _gnorm if e["fn"] == "norm" else _gmax
-        for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps)):
-            mo, mn = measure(a["grads"]) or 0.0, measure(b["grads"]) or 0.0
-            if abs(mn - v) <= 1e-6 * v and abs(mo - v) > 1e-3 * v:
-                what = "norm" if e["fn"] == "norm" else "largest |value|"
-                out.append(f"the declared clipping ({what} {v:g}) is not what the optimizer step sees: gradient "
-                           f"{what} {mo:.4g} at step {i + 1} where the clipped gradient has {mn:.4g}")
-                break
-        break
-    # 4. declared bounds on gradients or parameters (`clamp`) that do not hold at the step
-    for e in sk["batch"]:
-        if e["op"] != "grad_op" or e.get("method") not in ("clamp", "clip"):
-            continue
-        bounds = _bounds(e)
-        if bounds is None and e.get("args") is None:
-            try:  # arguments from the file's constants or the helper's call, as the run used them
-                args, kwargs = setup.op_args(e)
-                bounds = _bounds(dict(e, args=args, kwargs=kwargs))
-            except Untestable:
-                bounds = None
-        if bounds is None:
-            continue
-        lo, hi = bounds
-        key = "grads" if e.get("target") == "grad" else "params"
-        for i, (a, b) in enumerate(zip(t_old.steps, t_new.steps)):
-            def excess(ts):
-                return max((max(float((t - hi).clamp(min=0).max()), float((lo - t).clamp(min=0).max()))
-                            for t in ts if t is not None and t.numel()), default=0.0)
-            if excess(a[key]) > 1e-12 and excess(b[key]) <= 1e-12:
-                what = "gradients the step sees" if key == "grads" else "parameters after the step"
-                out.append(f"the declared clamp to [{lo:g}, {hi:g}] has no effect: the {what} exceed it by "
-                           f"{excess(a[key]):.3g} at step {i + 1} (the op's result is discarded)")
-                break
-    # 5. a freeze that does not freeze: the weight still trains
-    fr = sk.get("freeze")
-    if fr and fr.get("value") is False and t_old.steps and t_new.steps:
-        moved_old = any(rel_diff(s["params"][0], s["before"][0]) > 0 for s in t_old.steps)
-        moved_new = any(rel_diff(s["params"][0], s["before"][0]) > 0 for s in t_new.steps)
-        if moved_old and not moved_new:
-            out.append(f"`{fr['attr']} = False` does not freeze the weight: torch never reads `{fr['attr']}`, and the "
-                       f"weight still changes at every step")
-    return out
 
 
 CHECKS = {"train-loop": check_train_loop}

@@ -62,8 +62,14 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
             exec(compile(setup, "<setup>", "exec"), ns)
         else:
             local = dict(held.values if held is not None else inner[0])  # they shadow module names, as in there
-            exec(compile(setup, "<setup>", "exec"), ns, local)
+            run = (held.setup or setup) if held is not None else inner[2]
+            exec(compile(run, "<setup>", "exec"), ns, local)
             ns[model_name] = local.get(model_name)
+            built = ns[model_name]
+            if held is not None and held.placed and isinstance(built, nn.Module) and any(
+                    getattr(type(built), m, None) is not getattr(nn.Module, m) for m in ("to", "cuda", "cpu")):
+                raise Untestable(f"`{model_name}` is built by `{held.placed}` in {held.holder}.__init__, whose device "
+                                 f"__init__ fills in, and {type(built).__name__} overrides the placement methods")
             note = (f"`{model_name}` built as {held.holder}.__init__ builds it, with {held.note}." if held is not None
                     else f"`{model_name}` built by `{setup.strip()}` {inner[1]}.")
             if note not in ctx.notes:

@@ -14,6 +14,7 @@ import inspect
 import types
 from dataclasses import dataclass, field
 
+from . import pure_methods as PM
 from . import source as S
 from .call_sites import CallSite, _eval_in, _needed, _short, _stored, call_sites, local_constants, project_sites
 
@@ -68,6 +69,8 @@ class HeldBuild:
     holder: str
     site: CallSite | None  # None when the build reads only attributes __init__ sets from no parameter
     attrs: list = field(default_factory=list)  # `self.obs_dim = ...`: the attributes of __init__ the build reads
+    setup: str | None = None  # the setup to run instead, when the build's placement was left out (`placed`)
+    placed: str | None = None  # `Net(size).to(device)`: the build as written, its `.to(device)` not run
 
     @property
     def note(self) -> str:
@@ -77,6 +80,9 @@ class HeldBuild:
             parts.append(", ".join(f"`{a}`" for a in self.attrs) + f" as {self.holder}.__init__ sets them")
         if self.site is not None and names:
             parts.append(f"{names} from `{self.site.text}` (the call of {self.holder} at {self.site.place})")
+        if self.placed:
+            parts.append(f"without the placement of `{self.placed}` (its device is filled in by __init__ when "
+                         f"not given; the check places and converts the model itself)")
         return ", ".join(parts)
 
 
@@ -157,6 +163,38 @@ def _pairs(node: ast.Assign) -> list[tuple[ast.expr, ast.expr]]:
     return out
 
 
+def _reads(cls: ast.ClassDef, init: ast.FunctionDef, stmt: ast.stmt, value: ast.expr, recv: str):
+    """(self's name, the parameters the build `value` reads, the attributes of self it reads with their values,
+    a clause saying so); None when it reads neither. Untestable (with `rebinds` set) when __init__ rebinds one of
+    the parameters it reads."""
+    from .runtime import Untestable
+
+    a = init.args
+    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    me = params[0]
+    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & set(params)
+    if not read:
+        return None
+    where = f"`{recv}` is built in {cls.name}.__init__ from its parameter(s) {', '.join(sorted(read))}"
+    attrs: list[tuple[str, ast.expr]] = []
+    if me in read:
+        found = _self_attrs(cls, init, stmt, me, value)
+        if isinstance(found, str):
+            raise Untestable(f"{where}: {found}")
+        attrs = found
+        read = (read | {n.id for _x, v in attrs for n in ast.walk(v) if isinstance(n, ast.Name)
+                        and isinstance(n.ctx, ast.Load)} & set(params)) - {me}
+        shown = ", ".join(sorted(read) + [f"{me}.{x}" for x, _v in attrs])
+        where = f"`{recv}` is built in {cls.name}.__init__ from {shown}"
+    rebound = sorted({n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
+                      and n.id in read})
+    if rebound or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(init)):
+        u = Untestable(f"{where}, and __init__ rebinds {', '.join(rebound) or 'a name'} before or after")
+        u.rebinds = bool(rebound)  # type: ignore[attr-defined]
+        raise u
+    return me, read, attrs, where
+
+
 def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, path: str | None,
                root: str | None) -> HeldBuild | None:
     """A setup `attr = Cls(lr, dims=input_dims)` copied from `self.attr = Cls(lr, dims=input_dims)` in the
@@ -196,27 +234,21 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
     if len(holders) != 1:
         return None
     cls, init, stmt, value = holders[0]
-    a = init.args
-    params = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
-    me = params[0]
-    read = {n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} & set(params)
-    if not read:
+    placed = None
+    try:
+        found = _reads(cls, init, stmt, value, recv)
+    except Untestable as u:
+        # `Net(size).to(device)`, `device` filled in when None (`if device is None: device = torch.device(...)`):
+        # when only the placement reads what __init__ rebinds, the model is built without it (the check places
+        # and converts the model itself)
+        bare = _unplaced(value)
+        if bare is value or not getattr(u, "rebinds", False):
+            raise
+        found = _reads(cls, init, stmt, bare, recv)
+        placed, value, setup = ast.unparse(value), bare, f"{recv} = {ast.unparse(bare)}"
+    if found is None and placed is None:
         return None
-    where = f"`{recv}` is built in {cls.name}.__init__ from its parameter(s) {', '.join(sorted(read))}"
-    attrs: list[tuple[str, ast.expr]] = []
-    if me in read:
-        found = _self_attrs(cls, init, stmt, me, value)
-        if isinstance(found, str):
-            raise Untestable(f"{where}: {found}")
-        attrs = found
-        read = (read | {n.id for _x, v in attrs for n in ast.walk(v) if isinstance(n, ast.Name)
-                        and isinstance(n.ctx, ast.Load)} & set(params)) - {me}
-        shown = ", ".join(sorted(read) + [f"{me}.{x}" for x, _v in attrs])
-        where = f"`{recv}` is built in {cls.name}.__init__ from {shown}"
-    rebound = sorted({n.id for n in ast.walk(init) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)
-                      and n.id in read})
-    if rebound or any(isinstance(n, (ast.Global, ast.Nonlocal)) for n in ast.walk(init)):
-        raise Untestable(f"{where}, and __init__ rebinds {', '.join(rebound) or 'a name'} before or after")
+    me, read, attrs, where = found if found is not None else (init.args.args[0].arg, set(), [], "")
     holder = getattr(mod, cls.name, None)
     try:
         sig = inspect.signature(holder)
@@ -267,13 +299,29 @@ def held_build(tree: ast.Module, setup: str, recv: str, mod: types.ModuleType, p
             except Exception as e:  # noqa: BLE001
                 raise Untestable(f"{where}: `{me}.{x} = {_short(ast.unparse(v))}` raises {fmt_exc(e)}") from None
         values[me] = obj
-    return HeldBuild(values, cls.name, site, [f"{me}.{x}" for x, _v in attrs])
+    out = HeldBuild(values, cls.name, site, [f"{me}.{x}" for x, _v in attrs])
+    if placed is not None:
+        out.setup, out.placed = setup, placed
+    return out
 
 
-def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple[dict, str] | None:
+PLACEMENTS = ("to", "cuda", "cpu")
+
+
+def _unplaced(value: ast.expr) -> ast.expr:
+    """`Net(size)` of `Net(size).to(device)` / `.cuda(device)` / `.cpu()` (a chain of them), else `value` itself."""
+    bare = value
+    while (isinstance(bare, ast.Call) and isinstance(bare.func, ast.Attribute) and bare.func.attr in PLACEMENTS
+           and isinstance(bare.func.value, ast.Call)):
+        bare = bare.func.value
+    return bare
+
+
+def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple[dict, str, str] | None:
     """A setup `model = ConvNet(output_dim=n_classes)` copied from a statement of a function (`main()`) that reads
-    constants of that function (`n_classes = 10` before it, `local_constants`): (their values, a note naming them).
-    None when the setup is no such statement, or reads names the function does not make constants."""
+    constants of that function (`n_classes = 10` before it, `local_constants`): (their values, a note naming them,
+    the statement to run with them: the setup, or the same factory call as that function makes it). None when the
+    setup is no such statement, or reads names the function does not make constants."""
     try:
         st = ast.parse(setup)
     except SyntaxError:
@@ -282,13 +330,26 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
         return None
     want = ast.dump(st.body[0])
     ok = S.evaluable(tree)
-    found = []
+    found, alike = [], []
+    shape = _call_shape(st.body[0])
     for fn in ast.walk(tree):
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) == want]
+            alike += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) != want
+                      and shape is not None and _call_shape(s) == shape]
     # the same statement in several functions (`model = build_model(vocab, dim)` in `main()` and in `predict()`, where
-    # `vocab` is read from a file): the first whose names are all constants of that function builds it
-    for fn, stmt in found:
+    # `vocab` is read from a file): the first whose names are all constants of that function builds it; then the
+    # same call with other arguments (`model = build_model(vocab, sentenct_length, dim)` in `main()`): the same
+    # factory, given the values that function gives it
+    guarded = None
+    for fn, stmt, methods in [(f, x, False) for f, x in found + alike] + [(f, x, True) for f, x in found + alike]:
+        rewrite = None
+        if methods:  # then with methods of builtin values (`vocab.get(c)`, `chars.replace(p, "")`), guarded
+            if guarded is None:
+                guarded = S.evaluable_guarded(tree)
+                if not (PM.GUARD in vars(mod)):
+                    return None  # the loaded module defines no guard: nothing it ran needs one
+            ok, rewrite = guarded
         pre = local_constants(fn, ok, stmt.lineno)
         read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         pre = _needed(pre, set(read))
@@ -297,8 +358,34 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
         ns = dict(vars(mod))
         where = getattr(mod, "__file__", None) or "<setup>"
         values = {}
-        for name, value in pre:
-            ns[name] = values[name] = _eval_in(value, ns, where)
+        try:
+            for name, value in pre:
+                ns[name] = values[name] = _eval_in(rewrite(value) if rewrite else value, ns, where)
+        except Exception:  # noqa: BLE001 - the guard refused a receiver, or the method raised: not this one
+            if rewrite is None:
+                raise
+            continue
         sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
-        return values, f"with `{sets}` set before it in {fn.name}()"
+        if rewrite is not None:
+            sets += " (methods of builtin values each checked when it ran)"
+        if ast.dump(stmt) != want:  # the same factory called with that function's own names: built that way
+            return values, (f"as {fn.name}() builds it, by `{_short(ast.unparse(stmt))}` (line {stmt.lineno}, the "
+                            f"same call with that function's arguments), with `{sets}` set before it there"), \
+                ast.unparse(stmt)
+        return values, f"with `{sets}` set before it in {fn.name}()", setup
     return None
+
+
+def _call_shape(stmt: ast.Assign) -> tuple | None:
+    """`model = build_model(a, b, c)`: (its target, the callee, the number of positional arguments, the keyword
+    names), for a single plain name target and a callee that is a name or a dotted name; else None."""
+    if not (len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) and isinstance(stmt.value, ast.Call)):
+        return None
+    call = stmt.value
+    f = call.func
+    while isinstance(f, ast.Attribute):
+        f = f.value
+    if not isinstance(f, ast.Name) or any(isinstance(a, ast.Starred) for a in call.args) \
+            or any(k.arg is None for k in call.keywords):
+        return None
+    return (stmt.targets[0].id, ast.dump(call.func), len(call.args), tuple(sorted(k.arg for k in call.keywords)))

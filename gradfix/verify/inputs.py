@@ -95,8 +95,32 @@ def _first_known_leaf(model: nn.Module) -> nn.Module | None:
     return None
 
 
-def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype) -> list[Callable[[], tuple]]:
-    """Input makers (lazy: a 224x224 candidate is only built when the smaller ones failed)."""
+def _pool_lengths(model: nn.Module | None, leaf: nn.Module) -> list[tuple[int, str]]:
+    """Sequence lengths a model of token ids says through a 1-d pooling layer registered after its embedding: a
+    sentence classifier pools the whole sentence with `nn.AvgPool1d(sentence_length)` (then squeezes the length of
+    1 away), so only ids of that length reach its head with the shape it takes. (kernel size, the layer), distinct,
+    in registration order, at most 3."""
+    if model is None:
+        return []
+    out: list[tuple[int, str]] = []
+    after = False
+    for m in model.modules():
+        if m is leaf:
+            after = True
+            continue
+        if not (after and isinstance(m, (nn.AvgPool1d, nn.MaxPool1d, nn.LPPool1d))):
+            continue
+        k = m.kernel_size
+        k = k[0] if isinstance(k, tuple) and len(k) == 1 else k
+        if isinstance(k, int) and not isinstance(k, bool) and 1 < k <= 4096 and k != 16 \
+                and k not in [x for x, _ in out]:
+            out.append((k, f"{type(m).__name__}({k})"))
+    return out[:3]
+
+
+def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype, model: nn.Module | None = None) -> list[Callable[[], tuple]]:
+    """Input makers (lazy: a 224x224 candidate is only built when the smaller ones failed). `model`: the unit, for
+    an embedding's sequence length (`_pool_lengths`)."""
 
     def rn(*shape: int) -> Callable[[], tuple]:
         def make() -> tuple:
@@ -121,12 +145,20 @@ def _candidate_inputs(leaf: nn.Module, dtype: torch.dtype) -> list[Callable[[], 
     elif isinstance(leaf, (nn.Embedding, nn.EmbeddingBag)):
         n = leaf.num_embeddings
 
-        def make_ids() -> tuple:
-            g = torch.Generator().manual_seed(SEED_INPUT)
-            return (torch.randint(0, n, (BATCH, 16), generator=g),)
+        def ids(length: int, note: str = "") -> Callable[[], tuple]:
+            def make_ids() -> tuple:
+                g = torch.Generator().manual_seed(SEED_INPUT)
+                return (torch.randint(0, n, (BATCH, length), generator=g),)
 
-        make_ids.shape = (BATCH, 16)  # type: ignore[attr-defined]
-        out.append(make_ids)
+            make_ids.shape = (BATCH, length)  # type: ignore[attr-defined]
+            if note:
+                make_ids.note = note  # type: ignore[attr-defined]
+            return make_ids
+
+        out.append(ids(16))
+        for k, pool in _pool_lengths(model, leaf):
+            out.append(ids(k, f"token ids of shape {(BATCH, k)}: the sequence length is the kernel size of the "
+                              f"{pool} applied after the embedding (a pool over the whole sentence)"))
     elif isinstance(leaf, nn.RNNBase):
         if leaf.batch_first:
             out.append(rn(BATCH, 8, leaf.input_size))
@@ -209,7 +241,7 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         )
     from .batches import dict_candidates, missing_key
 
-    base = _candidate_inputs(leaf, dtype)
+    base = _candidate_inputs(leaf, dtype, models[0])
     if len(req) == 1:
         base = base + _view_candidates(models[0], dtype)
     cands = base
@@ -221,6 +253,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
+        if len(req) == 2:
+            cands += _hidden_candidates(models[0], base, dtype)
         cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
                   for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
@@ -326,6 +360,33 @@ def _split_candidates(leaf: nn.Module, dtype: torch.dtype, count: int) -> list[C
                              f"(a share of the {width} {'channels' if dims else 'features'} of its first layer "
                              f"{type(leaf).__name__}, as when forward concatenates them)")
                 out.append(make)
+    return out
+
+
+def _hidden_candidates(model: nn.Module, base: list, dtype: torch.dtype) -> list[Callable[[], tuple]]:
+    """For `forward(self, input, hidden)` of a model holding one recurrent layer (a decoder step): the first layer's
+    input, then the layer's initial state, (num_layers * directions, batch, hidden_size) as torch documents it for
+    the batch-first and the sequence-first layout alike; for an LSTM both the state tensor alone (a forward that
+    makes the cell state itself) and the (h, c) pair. Tried after the inputs shaped like the first one."""
+    rnns = [m for m in model.modules() if isinstance(m, nn.RNNBase)]
+    if len(rnns) != 1:
+        return []
+    r = rnns[0]
+    shape = (r.num_layers * (2 if r.bidirectional else 1), BATCH, r.proj_size or r.hidden_size)
+    cell = (r.num_layers * (2 if r.bidirectional else 1), BATCH, r.hidden_size)
+    out: list[Callable[[], tuple]] = []
+    for make in base[:2]:
+        for pair in ((False, True) if isinstance(r, nn.LSTM) else (False,)):
+            def multi(make=make, pair=pair) -> tuple:
+                first = make()[0]
+                g = torch.Generator().manual_seed(SEED_INPUT + 1)
+                h = torch.randn(shape, generator=g, dtype=dtype)
+                return (first, (h, torch.randn(cell, generator=g, dtype=dtype)) if pair else h)
+
+            multi.shape = (*getattr(make, "shape", ()), "+", shape)  # type: ignore[attr-defined]
+            multi.note = (f"{tuple(getattr(make, 'shape', ()))} for the first argument, and the initial state of its "  # type: ignore[attr-defined]
+                          f"{type(r).__name__} for the second ({'an (h, c) pair of ' if pair else ''}shape {shape})")
+            out.append(multi)
     return out
 
 

@@ -8,9 +8,12 @@ A call runs only when the callee is proved, from its source alone, to compute a 
 nothing else:
 
 - a *pure function*: a top-level `def` bound once, without decorators, whose body is a docstring, assignments to
-  local names, `if`/`else` and `return`, over expressions of the kind source.py evaluates (literals, arithmetic,
-  comprehensions, pure builtins, `string`/`math` constants), its parameters, the file's constants and calls to other
-  pure callables (no recursion);
+  local names, `if`/`else`, `for` loops (fresh_objects.py) and `return`, over expressions of the kind source.py
+  evaluates (literals, arithmetic, comprehensions, pure builtins, `string`/`math` constants), its parameters, the
+  file's constants and calls to other pure callables (no recursion). Inside it, the objects the function builds
+  itself may be filled (`vocab = {}; for i, c in enumerate(chars): vocab[c] = i`, `out = []; out.append(x)`,
+  `n = 0; n += 1`): changing an object made during the call is no effect outside it (fresh_objects.py says which
+  names hold only such objects);
 - an *enum class*: a top-level class bound once, without decorators, deriving only from `enum`'s plain enum types or
   other enum classes of the file, whose body defines none of the hooks that run code when a member is created or
   looked up (`__new__`, `__init__`, `_missing_`, `_generate_next_value_`, ...), with no metaclass or a metaclass of
@@ -24,6 +27,8 @@ from __future__ import annotations
 
 import ast
 from typing import Callable
+
+from .fresh_objects import Owned, _loads
 
 ENUM_BASES = frozenset({"Enum", "IntEnum", "Flag", "IntFlag", "StrEnum"})
 ENUM_METAS = frozenset({"EnumMeta", "EnumType"})
@@ -139,11 +144,26 @@ def _body_pure(fn: ast.FunctionDef, pure: frozenset, expr_ok: ExprOk) -> bool:
     body = fn.body
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         body = body[1:]
-    return _stmts_pure(body, _params(fn), pure, expr_ok)
+    return _stmts_pure(body, _params(fn), pure, expr_ok, Owned(fn, pure, expr_ok))
 
 
-def _stmts_pure(stmts: list[ast.stmt], names: set[str], pure: frozenset, expr_ok: ExprOk) -> bool:
+def _stmts_pure(stmts: list[ast.stmt], names: set[str], pure: frozenset, expr_ok: ExprOk, owned: Owned,
+                in_loop: bool = False) -> bool:
     for s in stmts:
+        if owned.fills(s, names):  # `vocab[c] = i`, `out.append(x)`, `n += 1` on an object the call made
+            continue
+        if isinstance(s, (ast.Break, ast.Continue)) and in_loop:
+            continue
+        if isinstance(s, ast.For):
+            target = [n.id for n in ast.walk(s.target) if isinstance(n, ast.Name)]
+            if (s.orelse or not all(isinstance(n, (ast.Name, ast.Tuple, ast.List, ast.Store)) for n in ast.walk(s.target))
+                    or not expr_ok(s.iter, frozenset(names), pure) or owned.mutated_in(s) & _loads(s.iter)):
+                return False  # (a loop over an object its body fills might never end)
+            inner = set(names) | set(target)
+            if not _stmts_pure(s.body, inner, pure, expr_ok, owned, True):
+                return False
+            names |= inner
+            continue
         if isinstance(s, ast.Return):
             if s.value is not None and not expr_ok(s.value, frozenset(names), pure):
                 return False
@@ -162,7 +182,8 @@ def _stmts_pure(stmts: list[ast.stmt], names: set[str], pure: frozenset, expr_ok
             if not expr_ok(s.test, frozenset(names), pure):
                 return False
             inner_a, inner_b = set(names), set(names)
-            if not (_stmts_pure(s.body, inner_a, pure, expr_ok) and _stmts_pure(s.orelse, inner_b, pure, expr_ok)):
+            if not (_stmts_pure(s.body, inner_a, pure, expr_ok, owned, in_loop)
+                    and _stmts_pure(s.orelse, inner_b, pure, expr_ok, owned, in_loop)):
                 return False
             names |= inner_a | inner_b
         elif isinstance(s, ast.Pass):

@@ -421,6 +421,27 @@ def evaluable(tree: ast.Module):
     return lambda node, local=frozenset(): _is_computed_constant(node, consts, modules, bound, pure, local)
 
 
+def evaluable_guarded(tree: ast.Module):
+    """Like `evaluable`, with the methods of builtin values too (pure_methods.py): (a test of expressions, a
+    rewrite of an accepted expression that sends each method call through the guard and each call of a method-calling
+    pure function of the file to its guarded copy, as the loaded module defines them). Only an expression rewritten
+    so may be evaluated, and only in the loaded module (where the guard and the copies are defined)."""
+    bound = _module_bindings(tree)
+    consts = _loaded_constants(tree)
+    _k, _c, _d, modules, pure = _classify_full(tree, True)
+    copies = PM.method_functions(tree, pure, modules)
+
+    def ok(node, local=frozenset()):
+        return _is_computed_constant(node, consts, modules, bound, pure, local, methods=True)
+
+    def rewrite(node: ast.expr) -> ast.expr:
+        import copy as _copy
+
+        return ast.fix_missing_locations(PM._Rewrite(modules, copies).visit(_copy.deepcopy(node)))
+
+    return ok, rewrite
+
+
 def _loaded_constants(tree: ast.Module) -> set[str]:
     kept, computed, _dropped, _modules, _pure = _classify_full(tree, True)
     out: set[str] = set()
