@@ -162,7 +162,8 @@ class Scope:
         # names a binding of the flow may make tensor-typed (`_tensor_bindings`); builtin callees resolved last
         self.tensor_bound: set[str] = set()
         self.builtin_bound: list[tuple[str, str]] = []  # (name, builtin) of `name = set()`-like bindings
-        self.params: dict[str, bool] = {}    # its parameters but `self` / `cls`: annotated?
+        # its parameters but `self` / `cls`: may their annotation make them tensor-typed (`_annotation_kind`)?
+        self.params: dict[str, bool | None] = {}
         self.receivers: list[tuple[str, str]] = []  # (method, name) of discarded `name.<method>(...)`
         # methods of the `x.<method>(...)` statements whose value is dropped and whose receiver may be
         # a tensor (what GF209's `flow.classify(recv)` can find tensor-typed, see `_tensor_receiver`)
@@ -295,6 +296,39 @@ def _members(cls: ast.ClassDef, ix: astindex.AstIndex):
                                if isinstance(c, (ast.stmt, ast.excepthandler, ast.match_case))]))
 
 
+# the last names of the annotations `Flow._bind_params` makes Kind.TENSOR (`torch.Tensor`, `torch.FloatTensor`,
+# `Tensor`, as `qualname` resolves them through the imports)
+_TENSOR_ANNOTATIONS = frozenset({"Tensor", "FloatTensor"})
+
+
+def _tensor_aliases(ix: astindex.AstIndex) -> set[str]:
+    """The local names an import of the file renames a `...Tensor` / `...FloatTensor` to (`from torch import
+    Tensor as T`): the only single names besides those two that `ImportMap.resolve` may take to one of them."""
+    return {a.asname for node in ix.of_type(ast.Import, ast.ImportFrom) for a in node.names
+            if a.asname and a.name.rpartition(".")[2] in _TENSOR_ANNOTATIONS}
+
+
+def _annotation_kind(ann, tensor_aliases: set[str]) -> bool | None:
+    """What a parameter's annotation lets `Flow._bind_params` make of it: None when it has none or one that is
+    not a dotted name (`Optional[Tensor]`, `"Tensor"`: `qualname` is None, so the kind is UNKNOWN and the ctor
+    None, as unannotated, and GF209's `_passed_tensor` may still read its call sites); True when the dotted
+    name may resolve to torch.Tensor / torch.FloatTensor / Tensor (Kind.TENSOR); False otherwise: Kind.UNKNOWN
+    or MODULE with a ctor, which neither `is TENSORISH` nor `_passed_tensor` (it wants no ctor) accepts."""
+    if ann is None:
+        return None
+    t = type(ann)
+    if t is ast.Attribute:
+        node = ann
+        while type(node) is ast.Attribute:
+            node = node.value
+        if type(node) is not ast.Name:
+            return None
+        return ann.attr in _TENSOR_ANNOTATIONS      # `resolve` keeps every part after the first
+    if t is ast.Name:
+        return ann.id in _TENSOR_ANNOTATIONS or ann.id in tensor_aliases
+    return None
+
+
 def _true_arg(call: ast.Call) -> bool:
     return any(type(a) is ast.Constant and a.value is True for a in call.args) or any(
         type(k.value) is ast.Constant and k.value.value is True for k in call.keywords)
@@ -326,6 +360,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # modules `_inplace_module` may find built in place (`_constructor_call`: the value is that call)
     true_targets: set[str] = set()
     surely_no_grad = _no_grad_decorator(ix)
+    tensor_aliases = _tensor_aliases(ix)
     # (scope node, nearest class name when the scope is a method no function encloses)
     todo: list[tuple[ast.AST, str | None]] = [(tree, None)]
     while todo:
@@ -340,7 +375,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
             sc = Scope(node.name, any(p.arg not in ("self", "cls") for p in params), _trains(node, surely_no_grad))
             sc.bound.update(p.arg for p in params if p.annotation is not None)
             # `self` / `cls` are bound as Kind.OTHER, never a tensor (and `_passed_tensor` wants UNKNOWN)
-            sc.params.update((p.arg, p.annotation is not None) for p in params if p.arg not in ("self", "cls"))
+            sc.params.update((p.arg, _annotation_kind(p.annotation, tensor_aliases))
+                             for p in params if p.arg not in ("self", "cls"))
             body = node.body
             in_function = True
         scopes.append(sc)
@@ -453,9 +489,12 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
         if sc.called_names & sc.bound:
             sc.source = True
     # a discarded call on a name: a tensor for `classify` only when the scope binds the name (a store:
-    # any value may classify as a tensor), or as a parameter that is tensor-typed (annotated: `Tensor`;
-    # `forward` of a module class) or of unknown type that call sites in the file may show to be one
-    # (`_passed_tensor`: a resolved call of the function, by its name)
+    # any value may classify as a tensor), or as a parameter that is tensor-typed (annotated with a name
+    # that may resolve to `torch.Tensor`; `forward` of a module class) or of unknown type without a ctor
+    # that call sites in the file may show to be one (`_passed_tensor`: a resolved call of the function,
+    # by its name). A parameter annotated with any other dotted name (`module: torch.nn.Module`,
+    # `config: dict`) is never one: GF209 reads the parameter's own binding, whose kind and ctor are its
+    # annotation's
     called = {name for sc in scopes for name in sc.calls}
     # a builtin callee is a builtin only when no scope of the file binds its name and no import or
     # definition does (`classify` resolves a name through the imports, `from m import *` included, and a
@@ -475,8 +514,10 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
         for meth, name in sc.receivers:
             if name in sc.tensor_bound:
                 sc.discarded.add(meth)
-            elif name in sc.params and (sc.params[name] or sc.name == "forward" or sc.name in called):
-                sc.discarded.add(meth)
+            elif name in sc.params:
+                how = sc.params[name]
+                if how or (how is None and (sc.name == "forward" or sc.name in called)):
+                    sc.discarded.add(meth)
     # `_inplace_module`: a call given `inplace=True` itself (the functional form), or of a name or
     # `self.<attr>` that some statement assigns such a call (the module built in place)
     for sc in scopes:
