@@ -111,6 +111,45 @@ def test_gf209_for_target_over_parameters_is_a_tensor(engine):
     assert "GF209" not in kept and found == []
 
 
+GF209_PARAM_CASE = (
+    "import typing\nimport numpy as np\nimport torch\nimport torch.nn as nn\n{imports}\n\n"
+    "def step(x: {ann}, k: int = 1):\n"
+    "    x.{call}\n"
+    "    return x\n\n\n"
+    "step(torch.ones(2))\n"
+)
+
+
+@pytest.mark.parametrize("imports,ann", [("", "nn.Module"), ("", "torch.nn.Module"), ("", "dict"), ("", "np.ndarray"),
+                                         ("", "torch.Size"), ("", "int"), ("from torch import Tensor as T", "Tensor2"),
+                                         ("from torch import Tensor", "nn.Tensorish")])
+@pytest.mark.parametrize("call", ["add(1)", "float()", "clamp(0, 1)"])
+def test_gf209_skips_a_parameter_whose_dotted_annotation_is_not_a_tensor(engine, imports, ann, call):
+    # the parameter's binding has that annotation's kind and ctor: not TENSORISH, and `_passed_tensor` wants
+    # no ctor, though the call site passes a tensor
+    kept, found = _same(engine, GF209_PARAM_CASE.format(imports=imports, ann=ann, call=call))
+    assert "GF209" not in kept and found == []
+
+
+@pytest.mark.parametrize("imports,ann", [("", "torch.Tensor"), ("", "torch.FloatTensor"), ("from torch import Tensor", "Tensor"),
+                                         ("from torch import Tensor as T", "T"), ("import torch as th", "th.Tensor"),
+                                         ("", "'torch.Tensor'"), ("", "typing.Optional[torch.Tensor]"),
+                                         ("", "torch.Tensor | None")])
+@pytest.mark.parametrize("call", ["add(1)", "float()"])
+def test_gf209_keeps_a_parameter_annotated_as_a_tensor_or_not_by_a_dotted_name(engine, imports, ann, call):
+    # a Tensor name is Kind.TENSOR; an annotation that is no dotted name leaves the kind unknown and no ctor,
+    # so the call site passing `torch.ones(2)` shows it a tensor (`_passed_tensor`)
+    kept, found = _same(engine, GF209_PARAM_CASE.format(imports=imports, ann=ann, call=call))
+    assert "GF209" in kept and [f.rule for f in found] == ["GF209"]
+
+
+def test_gf209_annotation_other_than_tensor_with_the_name_rebound_to_a_tensor(engine):
+    source = GF209_PARAM_CASE.format(imports="", ann="dict", call="add(1)").replace(
+        "    x.add(1)\n", "    x = torch.zeros(3)\n    x.add(1)\n")
+    kept, found = _same(engine, source)
+    assert "GF209" in kept and [f.rule for f in found] == ["GF209"]
+
+
 # -- GF101: a call given a literal True runs in place only for an activation or dropout ----------
 
 def test_gf101_true_argument_counts_only_for_an_inplace_callee(engine):
