@@ -131,7 +131,8 @@ def test_gf209_skips_a_parameter_whose_dotted_annotation_is_not_a_tensor(engine,
     assert "GF209" not in kept and found == []
 
 
-@pytest.mark.parametrize("imports,ann", [("", "torch.Tensor"), ("", "torch.FloatTensor"), ("from torch import Tensor", "Tensor"),
+@pytest.mark.parametrize("imports,ann", [("", "torch.Tensor"), ("", "torch.FloatTensor"),
+                                         ("from torch import Tensor", "Tensor"),
                                          ("from torch import Tensor as T", "T"), ("import torch as th", "th.Tensor"),
                                          ("", "'torch.Tensor'"), ("", "typing.Optional[torch.Tensor]"),
                                          ("", "torch.Tensor | None")])
@@ -281,13 +282,50 @@ def test_gf101_keeps_writes_into_a_tensor_the_activation_saved(engine, value, wr
 
 
 @pytest.mark.parametrize("value,write", [("{}", "x[0] = 1.0"), ("{}", "g.data[0] = 1.0"),
-                                         ("{}", "for box in [g]:\n            box[0] = 1.0"),
-                                         ("{}", "with torch.no_grad() as box:\n            box += 1"),
+                                         ("{}", "for box in torch.unbind(g):\n            box[0] = 1.0"),
+                                         ("{}", "for box in g.float():\n            box[0] = 1.0"),
+                                         ("{}", "for _, box in self.named_parameters():\n            box += 1"),
                                          ("{}", "if (box := g) is not None:\n            box[0] = 1.0")])
 def test_gf101_keeps_parameters_roots_and_names_bound_another_way(engine, value, write):
-    # a parameter, a chain from a bound tensor, a loop, `with` or walrus target: the flow may find a tensor
+    # a parameter, a chain from a bound tensor, a loop over a call, a walrus target: the flow may find a tensor
     kept, _found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
     assert "GF101" in kept
+
+
+@pytest.mark.parametrize("write", ["for box in [g]:\n            box[0] = 1.0",
+                                   "for box in g:\n            box[0] = 1.0",
+                                   "for box in zip([g], [g]):\n            box[0] = 1.0",
+                                   "for _, box in enumerate([g]):\n            box += 1",
+                                   "for box in range(3):\n            box += 1",
+                                   "with torch.no_grad() as box:\n            box += 1",
+                                   "with open('f') as (box, other):\n            box[0] = 1.0"])
+def test_gf101_skips_loop_and_with_targets_no_leaf_can_bind(engine, write):
+    # a `for` target is PARAMETER, NUMBER or UNKNOWN to the flow, a `with` target OTHER or UNKNOWN with no
+    # value: only `_leaf_inplace` could report on it, and that needs the loop's iterable to be a call that
+    # makes a leaf (a builtin's call is not, when the file does not rebind the builtin)
+    kept, found = _same(engine, GF101_WRITE_CASE.format(value="{}", write=write))
+    assert "GF101" not in kept and found == []
+
+
+GF101_LEAF_LOOP = (
+    "import torch\n{imports}\n\n\n"
+    "def train(x):\n"
+    "    for w in {iterable}:\n"
+    "        w -= 0.1 * w.grad\n"
+    "    return x\n"
+)
+
+
+@pytest.mark.parametrize("imports,iterable,fires", [
+    ("", "torch.zeros(2, 3, requires_grad=True)", True),
+    ("from torch import zeros as zip", "zip(2, 3, requires_grad=True)", True),
+    ("", "zip([torch.zeros(2, requires_grad=True)])", False)])
+def test_gf101_loop_over_a_call_that_may_make_a_leaf(engine, imports, iterable, fires):
+    # `for w in torch.zeros(..., requires_grad=True)`: the target's binding has the factory call for value, a
+    # leaf to `leaves.leaf_ctor`; a builtin's call counts only when an import rebinds the name
+    kept, found = _same(engine, GF101_LEAF_LOOP.format(imports=imports, iterable=iterable))
+    assert ("GF101" in kept) is fires
+    assert [(f.rule, f.span.line) for f in found] == ([("GF101", 7)] if fires else [])
 
 
 GF101_MODE_CASE = (

@@ -141,7 +141,7 @@ class Scope:
 
     __slots__ = ("name", "has_params", "calls", "any_call", "source", "inplace", "called_names", "bound",
                  "stored", "tensor_bound", "builtin_bound", "discarded", "true_call", "params", "receivers",
-                 "detach", "trains", "written", "other_bound", "module_inplace", "writes_tensor")
+                 "detach", "trains", "written", "other_bound", "module_inplace", "writes_tensor", "builtin_loop")
 
     def __init__(self, name: str | None, has_params: bool, trains: bool = True):
         self.name = name
@@ -162,6 +162,8 @@ class Scope:
         # names a binding of the flow may make tensor-typed (`_tensor_bindings`); builtin callees resolved last
         self.tensor_bound: set[str] = set()
         self.builtin_bound: list[tuple[str, str]] = []  # (name, builtin) of `name = set()`-like bindings
+        # (name, builtin) of `for name in zip(...)`-like targets: other_bound only if the builtin is rebound
+        self.builtin_loop: list[tuple[str, str]] = []
         # its parameters but `self` / `cls`: may their annotation make them tensor-typed (`_annotation_kind`)?
         self.params: dict[str, bool | None] = {}
         self.receivers: list[tuple[str, str]] = []  # (method, name) of discarded `name.<method>(...)`
@@ -281,6 +283,37 @@ def _tensor_bindings(sc: "Scope", n, ix: astindex.AstIndex) -> None:
         if type(n.target) is ast.Name and type(it) is ast.Call and type(it.func) is ast.Attribute \
                 and it.func.attr in ("parameters", "buffers"):
             sc.tensor_bound.add(n.target.id)
+
+
+def _loop_or_with_targets(sc: "Scope", n, plain: set[int], ix: astindex.AstIndex) -> None:
+    """GF101's view of the names a `for` or `with` statement binds (the ids of those it decides are put in
+    `plain`, so they are not other_bound by default). Flow.py binds a `with ... as` target as OTHER or UNKNOWN
+    with no value, and a `for` target as PARAMETER, NUMBER or UNKNOWN (each element of a tuple target
+    UNKNOWN) with the loop's iterable for value: never TENSOR, and not a parameter of the function, so
+    `flow.is_tensor` is False for it and `_inspect` can report only through `_leaf_inplace`, which needs
+    `leaves.leaf_ctor(value)`: a call (a factory given requires_grad, a Parameter, `.requires_grad_()`,
+    `.float()`). So a `with` target never counts, a `for` target only when the iterable is a call, and a
+    call of a builtin (`zip`, `enumerate`, `range`) only if the file rebinds its name (`qualname` resolves it
+    through the imports: `from torch import zeros as zip`)."""
+    names = []
+    if type(n) is ast.For or type(n) is ast.AsyncFor:
+        targets = (n.target,)
+    else:
+        targets = tuple(item.optional_vars for item in n.items if item.optional_vars is not None)
+    for tgt in targets:
+        for x in ix.walk(tgt):
+            if type(x) is ast.Name and type(x.ctx) is ast.Store:
+                names.append(x.id)
+                plain.add(id(x))
+    if not names or type(n) is ast.With or type(n) is ast.AsyncWith:
+        return
+    it = n.iter
+    if type(it) is not ast.Call:
+        return
+    if type(it.func) is ast.Name and it.func.id in _BUILTIN_CALLS:
+        sc.builtin_loop.extend((name, it.func.id) for name in names)
+    else:
+        sc.other_bound.update(names)
 
 
 def _members(cls: ast.ClassDef, ix: astindex.AstIndex):
@@ -445,6 +478,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 if type(n.target) is ast.Name:
                     sc.bound.add(n.target.id)
                     plain.add(id(n.target))
+            elif t is ast.For or t is ast.AsyncFor or t is ast.With or t is ast.AsyncWith:
+                _loop_or_with_targets(sc, n, plain, ix)
             elif t is ast.AugAssign:
                 if type(n.target) in (ast.Name, ast.Subscript):
                     sc.inplace = True
@@ -463,7 +498,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
             elif t is ast.Name:
                 if type(n.ctx) is ast.Store:
                     sc.stored.add(n.id)
-                    if id(n) not in plain:      # a loop, `with`, unpacking or walrus target, ...: any kind
+                    if id(n) not in plain:      # an unpacking, walrus or comprehension target, ...: any kind
                         sc.other_bound.add(n.id)
             if t in _BINDERS:
                 _tensor_bindings(sc, n, ix)
@@ -499,7 +534,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # a builtin callee is a builtin only when no scope of the file binds its name and no import or
     # definition does (`classify` resolves a name through the imports, `from m import *` included, and a
     # module binding makes a call of it a tensor)
-    if any(sc.builtin_bound for sc in scopes):
+    if any(sc.builtin_bound or sc.builtin_loop for sc in scopes):
         rebound = {name for sc in scopes for name in sc.stored}
         for x in ix.of_type(ast.alias, *_DEFS, ast.ClassDef):
             if type(x) is ast.alias:
@@ -510,6 +545,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 rebound.add(x.name)
         for sc in scopes:
             sc.tensor_bound.update(name for name, builtin in sc.builtin_bound if builtin in rebound)
+            sc.other_bound.update(name for name, builtin in sc.builtin_loop if builtin in rebound)
     for sc in scopes:
         for meth, name in sc.receivers:
             if name in sc.tensor_bound:
