@@ -74,13 +74,15 @@ GF209_CASE = (
 )
 
 
-@pytest.mark.parametrize("value", ["set()", "[]", "{}", "'name'", "(1, 2)", "len(x) > 2", "sorted(x)"])
+@pytest.mark.parametrize("value", ["set()", "[]", "{}", "'name'", "(1, 2)", "len(x) > 2", "sorted(x)", "x.shape",
+                                   "x.device", "torch.float32", "x.grad_fn"])
 def test_gf209_skips_a_name_bound_only_to_a_value_that_is_never_a_tensor(engine, value):
     kept, found = _same(engine, GF209_CASE.format(imports="", value=value))
     assert "GF209" not in kept and found == []
 
 
-@pytest.mark.parametrize("value", ["torch.zeros(3)", "x", "x[0]", "x.T", "-x", "x * 2"])
+@pytest.mark.parametrize("value", ["torch.zeros(3)", "x", "x[0]", "x.T", "-x", "x * 2", "x.data", "x.grad",
+                                   "x[0].mT"])
 def test_gf209_keeps_a_name_that_may_be_bound_to_a_tensor(engine, value):
     kept, found = _same(engine, GF209_CASE.format(imports="", value=value))
     assert "GF209" in kept and [f.rule for f in found] == ["GF209"]
@@ -267,15 +269,19 @@ GF101_WRITE_CASE = (
 
 @pytest.mark.parametrize("value,write", [("{}", "box['k'] = 1.0"), ("[0.0, 0.0]", "box[0] = 1.0"),
                                          ("dict()", "box['k'] = 1.0"), ("()", "box += (1.0,)"),
-                                         ("[]", "box.clamp_(0, 1)"), ("{}", "other[0] = 1.0")])
+                                         ("[]", "box.clamp_(0, 1)"), ("{}", "other[0] = 1.0"),
+                                         ("self.lin", "box[0] = 1.0"), ("g.shape", "box += 1"),
+                                         ("self.lin.weight", "box.mul_(2)")])
 def test_gf101_skips_writes_into_names_never_bound_to_a_tensor(engine, value, write):
-    # a display, a builtin's result, or a name the scope never binds: `Flow.alias_root` finds no tensor binding
+    # a display, a builtin's result, an attribute other than a view or `.grad` (UNKNOWN to `classify`), or a
+    # name the scope never binds: `Flow.alias_root` finds no tensor binding
     kept, found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
     assert "GF101" not in kept and found == []
 
 
 @pytest.mark.parametrize("value,write", [("g", "box[0] = 1.0"), ("g.view(-1)", "box[0] = 1.0"),
-                                         ("g", "box += 1"), ("g", "box.mul_(2)")])
+                                         ("g", "box += 1"), ("g", "box.mul_(2)"), ("g.data", "box.mul_(2)"),
+                                         ("g.T", "box[0] = 1.0")])
 def test_gf101_keeps_writes_into_a_tensor_the_activation_saved(engine, value, write):
     kept, found = _same(engine, GF101_WRITE_CASE.format(value=value, write=write))
     assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 13)]

@@ -56,7 +56,7 @@ import ast
 import re
 
 from gradfix.analysis import astindex
-from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, is_inplace_method
+from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, VIEW_ATTRIBUTES, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 _SOURCE_METHODS = frozenset({"requires_grad_", "parameters", "named_parameters"})
@@ -243,6 +243,9 @@ _NOT_TENSOR_VALUES = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict
                       ast.YieldFrom, ast.NamedExpr)
 
 
+_VIEW_OR_GRAD = VIEW_ATTRIBUTES | {"grad"}
+
+
 def _value_kind(value) -> str | bool:
     """Whether `classify(value)` may be TENSOR or PARAMETER (True), never (False), or only if the builtin
     returned is not rebound in the file (a call `set()`): an over-approximation of flow_classify.py, which
@@ -252,8 +255,12 @@ def _value_kind(value) -> str | bool:
         return False
     if t is ast.UnaryOp:
         return _value_kind(value.operand)
-    if t is ast.Subscript or t is ast.Attribute:
+    if t is ast.Subscript:
         return _value_kind(value.value)
+    if t is ast.Attribute:
+        # `classify`'s Attribute case: TENSOR only for a view attribute or `.grad` of a tensor-typed value;
+        # any other attribute (`self.model`, `cfg.lr`) is UNKNOWN (or OTHER), whatever `self.x` was bound to
+        return _value_kind(value.value) if value.attr in _VIEW_OR_GRAD else False
     if t is ast.Call and type(value.func) is ast.Name and value.func.id in _BUILTIN_CALLS:
         return value.func.id
     return True
