@@ -41,8 +41,11 @@ A call given a literal True counts as in place only when its callee may be an ac
 
 For GF101 an in-place op also needs a target `Flow.alias_root` can take to a tensor binding of the scope:
 its chain's root name must be a parameter, or a name some statement of the scope binds to a value that
-`classify` may make a tensor (`_value_kind`), or binds another way (a loop, `with`, unpacking or walrus
-target): `kwargs = {}; kwargs["eta"] = eta` is no in-place op on a tensor. And the scope must be one GF101
+`classify` may make a tensor (`_value_kind`: an attribute only through a view attribute or `.grad`), or binds
+another way (unpacking, walrus or comprehension target; a `for` target only over a call that may make a leaf,
+never a `with` target: `_loop_or_with_targets`): `kwargs = {}; kwargs["eta"] = eta` is no in-place op on a
+tensor. GF209's parameter receivers count only when the annotation may resolve to torch.Tensor or is no
+dotted name (`_annotation_kind`). And the scope must be one GF101
 looks at (`FileIndex.training_code_flows`): not an initialiser, not decorated with a context that surely
 resolves to torch's no_grad or inference_mode (`_no_grad_decorator`). These two tests are GF101's only.
 
