@@ -88,3 +88,36 @@ def test_without_the_evidence_the_project_own_import_error_stands(tmp_path):
     assert "is not a package" in res.detail, res
     assert "the project's own import error" in res.detail, res
     assert "nets.py, which shadows the folder nets/" in res.detail, res
+
+
+def _stale_request(tmp_path, import_line):
+    src = MODEL.replace("from models.nets.small import Tiny", import_line)
+    (tmp_path / "train.py").write_text(src)
+    old, new = "model.forward(x)", "model(x)"
+    contract = {"kind": "forward-call", "receiver": "model", "in_class": False, "call_old": old, "call_new": new,
+                "setup": "model = Tiny()"}
+    return VerifyRequest(path=str(tmp_path / "train.py"), original=src, rewritten=src.replace(old, new),
+                         rule="GF305", line=8, contract=contract, project_root=str(tmp_path))
+
+
+@pytest.mark.parametrize("import_line, said", [
+    ("from models import Tiny", "models/__init__.py defines no `Tiny` anywhere at its top level"),
+    ("from models.small import Tiny", "the project's package `models` (models/) holds no module `small`"),
+])
+def test_a_stale_import_of_the_project_is_said_to_be_its_own(tmp_path, import_line, said):
+    _project(tmp_path, None)
+    (tmp_path / "models" / "__init__.py").write_text("VERSION = 2\n")
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res, = v.verify_many([_stale_request(tmp_path, import_line)])
+    assert res.verdict == "untestable", res
+    assert said in res.detail, res
+
+
+def test_a_name_the_module_binds_is_not_called_the_projects_error(tmp_path):
+    _project(tmp_path, None)
+    # bound only by module-level code (a loop), which Python runs: not a stale import, whatever the loader did
+    (tmp_path / "models" / "__init__.py").write_text("for Tiny in [None]:\n    pass\nraise ImportError('x')\n")
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res, = v.verify_many([_stale_request(tmp_path, "from models import Tiny")])
+    assert res.verdict == "untestable", res
+    assert "the project's own import error" not in res.detail, res

@@ -116,3 +116,84 @@ def shadowed_folder_hint(err: BaseException) -> str:
     return (f"; this is the project's own import error: run from the project's root, Python resolves "
             f"`{mod.__name__}` to the module file {os.path.basename(origin)}, which shadows the folder "
             f"{os.path.basename(base)}/ beside it (no __init__.py there); add one to make the folder the package")
+
+
+def _module_level_names(path: str) -> set[str] | None:
+    """Every name a module file binds at its top level (inside if/try/with/for included), or None when it cannot
+    say (does not parse, or a star import)."""
+    import ast
+
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            tree = ast.parse(fh.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    todo = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+            continue
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.name == "*":
+                    return None
+                names.add(a.asname or a.name.split(".")[0])
+            continue
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                names.add(sub.id)
+            elif isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(sub.name)
+            elif isinstance(sub, (ast.Import, ast.ImportFrom)):
+                for a in sub.names:
+                    if a.name == "*":
+                        return None
+                    names.add(a.asname or a.name.split(".")[0])
+            elif isinstance(sub, ast.Global):
+                names.update(sub.names)
+    return names
+
+
+def project_import_hint(err: BaseException, root: str | None) -> str:
+    """Where an import of the project's own modules fails as Python itself would fail it, run from the project's
+    root, say so: a module file that shadows a folder (above), a name that the project module's source never binds
+    at its top level, or a submodule that none of the folders of a package of the project holds."""
+    hint = shadowed_folder_hint(err)
+    if hint or not root or not isinstance(err, ImportError):
+        return hint
+    import sys
+
+    top = os.path.realpath(root).rstrip(os.sep) + os.sep
+    msg = str(err)
+    own = ("; this is the project's own import error (Python, run from the project's root, fails the same way): ")
+    if msg.startswith("cannot import name") and "circular import" not in msg:
+        origin = getattr(err, "path", None) or ""
+        mod_name = getattr(err, "name", None) or ""
+        wanted = msg.split("'")[1] if msg.count("'") >= 2 else ""
+        if not origin.endswith(".py") or not os.path.realpath(origin).startswith(top) or not wanted:
+            return ""
+        names = _module_level_names(origin)
+        if names is None or wanted in names or "__getattr__" in names:
+            return ""
+        if os.path.basename(origin) == "__init__.py":
+            folder = os.path.dirname(origin)
+            if any(os.path.exists(os.path.join(folder, wanted + s)) for s in (".py", "")):
+                return ""  # a submodule of the package: not this case
+        return own + (f"{os.path.relpath(origin, root)} defines no `{wanted}` anywhere at its top level "
+                      f"(`{mod_name}` no longer has it)")
+    if isinstance(err, ModuleNotFoundError) and (getattr(err, "name", None) or "").count("."):
+        missing = err.name
+        parent_name, _, last = missing.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        locations = list(getattr(parent, "__path__", None) or [])
+        if not locations or not all(os.path.realpath(p).startswith(top) for p in locations):
+            return ""
+        for loc in locations:
+            if any(os.path.exists(os.path.join(loc, last + s)) for s in [".py", ""] +
+                   list(importlib.machinery.EXTENSION_SUFFIXES)):
+                return ""
+        shown = ", ".join(os.path.relpath(p, root) + "/" for p in locations)
+        return own + f"the project's package `{parent_name}` ({shown}) holds no module `{last}`"
+    return ""
