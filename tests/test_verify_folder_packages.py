@@ -121,3 +121,13 @@ def test_a_name_the_module_binds_is_not_called_the_projects_error(tmp_path):
         res, = v.verify_many([_stale_request(tmp_path, "from models import Tiny")])
     assert res.verdict == "untestable", res
     assert "the project's own import error" not in res.detail, res
+
+
+def test_a_name_the_folder_taken_as_the_package_lacks_is_said_so(tmp_path):
+    _project(tmp_path, "__init__.py\n")
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res, = v.verify_many([_stale_request(tmp_path, "from models.nets import Tiny")])
+    assert res.verdict == "untestable", res
+    assert "`models.nets` is the folder taken as the package, whose __init__.py is not in the repository" in res.detail
+    assert "models/nets.py beside the folder does not define it either" in res.detail, res
+    assert "install the missing package" not in res.detail, res

@@ -17,6 +17,7 @@ import importlib.machinery
 import os
 
 NOTES: list[str] = []  # one sentence per folder taken as a package, for the verdict's detail
+TAKEN: dict[str, str] = {}  # package name -> the module file its folder was taken over
 
 _IGNORES_INIT = {"__init__.py", "**/__init__.py", "/__init__.py"}
 _ignores_cache: dict[str, bool] = {}
@@ -97,6 +98,7 @@ def folder_package_spec(name: str, path, roots: list[str], is_local):
             f"(taken as empty)")
     if note not in NOTES:
         NOTES.append(note)
+    TAKEN[name] = mod_file
     return spec
 
 
@@ -172,6 +174,17 @@ def project_import_hint(err: BaseException, root: str | None) -> str:
         origin = getattr(err, "path", None) or ""
         mod_name = getattr(err, "name", None) or ""
         wanted = msg.split("'")[1] if msg.count("'") >= 2 else ""
+        if mod_name in TAKEN and wanted:
+            # the folder taken as the package (its __init__.py not in the repository, taken as empty): say what the
+            # module file it shadowed has, and that what the missing __init__.py defined is not known
+            hidden = TAKEN[mod_name]
+            names = _module_level_names(hidden)
+            hidden = os.path.relpath(hidden, root)
+            also = (f"; the module file {hidden} beside the folder does not define it either, so the import fails "
+                    f"whichever of the two is the package" if names is not None and wanted not in names else "")
+            return (f"; `{mod_name}` is the folder taken as the package, whose __init__.py is not in the repository "
+                    f"(taken as empty): none of its modules is `{wanted}`, and what that file defined is not known"
+                    f"{also}")
         if not origin.endswith(".py") or not os.path.realpath(origin).startswith(top) or not wanted:
             return ""
         names = _module_level_names(origin)
