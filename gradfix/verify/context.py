@@ -15,6 +15,7 @@ from . import pure_methods as PM
 from . import changes as CH
 from .api import VerifyRequest
 from .coverage import HIT, instrument
+from .folder_packages import project_import_hint
 from .runtime import (
     FIXTURE_FILE, TOL64, SEED_BUILD, Outcome, Untestable, FailedCheck, REDIRECT_NOTE, exec_module, fmt_exc,
     is_gpu_error, package_of, seeded, _sentence,
@@ -87,6 +88,8 @@ class Ctx:
                         "folder above it), or the project root above it")
             if is_gpu_error(e):
                 raise Untestable(f"needs GPU: loading the {which} module raises {fmt_exc(e)}")
+            if not hint and isinstance(e, ImportError):
+                hint = project_import_hint(e, self.req.project_root)
             if not hint and isinstance(e, ImportError):
                 missing = getattr(e, "name", None) or ""
                 if missing.split(".")[0] in ("triton", "cupy", "pycuda", "apex"):

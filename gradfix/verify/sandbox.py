@@ -30,6 +30,7 @@ import types
 from . import budget
 from . import source as S
 from . import stub_fallback
+from .folder_packages import NOTES as FOLDER_NOTES, folder_package_spec
 
 CONFIG_ENV = "GRADFIX_VERIFY_CONFIG"
 
@@ -269,6 +270,9 @@ class LocalFinder(importlib.abc.MetaPathFinder):
         return any(p.startswith(r) for r in self.roots)
 
     def find_spec(self, name, path=None, target=None):
+        folder = folder_package_spec(name, path, [r.rstrip(os.sep) for r in self.roots], self._local)
+        if folder is not None:
+            return folder
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or not spec.origin or not spec.origin.endswith(".py") or not self._local(spec.origin):
             return None
@@ -487,6 +491,10 @@ def contained(run, cfg: dict):
         result = classify_file_limit(classify_limit(result, cfg), cfg)
         result = explain_fixture_places(result, data.get("path"), data.get("project_root"))
         result = explain_stubs(result, sys.executable)
+        if FOLDER_NOTES:
+            detail = (result.get("detail") or "").rstrip()
+            sep = " " if not detail or detail.endswith(".") else ". "
+            result = {**result, "detail": f"{detail}{sep}{'; '.join(FOLDER_NOTES)}.".lstrip()}
         return result
 
     return run_contained
