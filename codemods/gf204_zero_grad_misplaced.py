@@ -13,6 +13,7 @@ from gradfix.analysis.flow import Kind
 from gradfix.analysis.names import qualname
 from gradfix.analysis.tree import children, walk
 from gradfix.analysis.iteration import iterations
+from gradfix.analysis.iteration_events import flag_excludes
 from gradfix.analysis.loopedits import Op, compose, moved, same_block, single, train_loop_contract
 from gradfix.model import Safety
 from gradfix.rule import Rule, RuleDocs
@@ -79,7 +80,11 @@ class ZeroGradMisplaced(Rule):
             "the test, such as a counter incremented between the two ifs, or when the tests differ, as a clear at "
             "the window's start, `i % k == 0`, and a step at its end, `(i + 1) % k == 0`, do; detect only). "
             "A step under any other condition (`if torch.isfinite(loss):` skipping a bad batch, where "
-            "clearing every batch is right) is left alone."
+            "clearing every batch is right) is left alone, and so is a clear in a block that sets a flag "
+            "(`drop = True`, a loss-spike guard discarding the window's gradients) when the step runs only under "
+            "a test that needs the flag false (`if not drop:`, `not drop and ...`, or the `else` of `if drop:`) "
+            "and nothing rebinds the flag between the clear and that test: the two never run in the same "
+            "iteration (a flag reset in between, `drop = False` before `if not drop:`, still reports)."
         ),
         why=(
             "The optimizer step reads the gradients just cleared: every update is zero (with `set_to_none=True`, the "
@@ -150,6 +155,8 @@ class ZeroGradMisplaced(Rule):
                     continue
                 if not zeroes_optimizer(it, z, step):
                     continue
+                if flag_excludes(z, step, it.loop.body if it.loop is not None else it.scope):
+                    continue  # the clear sets `skip = True`, the step runs under `if not skip:`
                 if [x for x in it.between(z, step, "backward")]:
                     continue  # a later backward refills the gradients before the step
                 if _scratch_loss(it, b, step):

@@ -21,7 +21,11 @@ def _other_paths(tl, paths: GradPaths) -> bool:
     counts as trained (`self.actor` next to `self.critic(s).detach()`): then backward() runs, and the
     "only path" claim does not hold."""
     others = paths.step_modules() - paths.trained
-    return bool(others) and GradPaths(tl, trained=others).carries(tl.loss)
+    if others and GradPaths(tl, trained=others).carries(tl.loss):
+        return True
+    # the loss calls a method of the model holding a trained part, defined where this file cannot read it
+    # (`vae.decode(z)` of an imported class): it may run that part, so "only path" is not shown
+    return paths.reaches_unknown_method(tl.loss)
 
 
 # Ops whose result is an integer or boolean tensor: no gradient flows back through them, so a `.detach()`
@@ -93,7 +97,13 @@ class GraphBreakInLoss(Rule):
             "q.abs().mean().detach() * mse(pi, a)`) cuts nothing while another factor of the term carries gradient; "
             "paths are judged against what the stepped optimizer holds (`self.actor_optimizer` built in `__init__` "
             "trains the actor, not the critic the actor's action is fed to), and a loss bound in exclusive branches "
-            "(`if ...: q_loss = -lmbda * q1.mean() else: q_loss = -lmbda * r(a).mean()`) carries if one branch does."
+            "(`if ...: q_loss = -lmbda * q1.mean() else: q_loss = -lmbda * r(a).mean()`) carries if one branch does. "
+            "A method of the model that holds the trained part counts as running it when its body (in this file, "
+            "through other methods it calls on `self`, two levels) reads that part: with only `vae.decoder` "
+            "stepped, `rec = vae.decode(z.detach())` (decode running `self.decoder(z)`) still trains the decoder, so "
+            "`mse(rec, x.detach())` is live; a method whose body reads only other parts (`vae.embed(out.detach())` "
+            "running `self.encoder`) is not, and one whose class or body the file does not show (an imported model "
+            "class) may run it: such a term is not shown dead, and the loss is not shown to lack another path."
         ),
         why=(
             "The cut value is a constant to autograd. When it was the only path, `backward()` raises `element 0 of "

@@ -37,6 +37,18 @@ _BOOKKEEPING = frozenset({"parameters", "named_parameters", "buffers", "named_bu
                           "register_full_backward_hook", "add_module"})
 
 
+def _assigned_attribute(cls: cst.ClassDef, name: str) -> bool:
+    """`self.<name> = ...` somewhere in the class: an attribute holding its own object, not a method."""
+    for node in walk(cls):
+        if type(node) is cst.Assign:
+            for t in node.targets:
+                tgt = t.target
+                if type(tgt) is cst.Attribute and type(tgt.value) is cst.Name and tgt.value.value == "self" and \
+                        tgt.attr.value == name:
+                    return True
+    return False
+
+
 def is_break(call: cst.Call, imports) -> cst.BaseExpression | None:
     """The expression a break call cuts from autograd (its receiver or first argument), else None."""
     func = call.func
@@ -244,7 +256,62 @@ class GradPaths:
         owner, _, meth = name.rpartition(".")
         if owner.endswith(".module"):
             owner = owner[: -len(".module")]  # `net.module.run_discriminator(x)`: the model a DataParallel wraps
-        return bool(owner) and (owner in self.trained or owner in self.members) and meth not in _BOOKKEEPING
+        if bool(owner) and (owner in self.trained or owner in self.members) and meth not in _BOOKKEEPING:
+            return True
+        # a method of the model that holds a trained part, `vae.decode(z)` with `vae.decoder` trained: it carries
+        # when the method of the model's class (in this file) reads that part, `self.decoder(z)`
+        return self._method_reads_trained_part(call, name) is True
+
+    def _trained_parts(self, owner: str) -> set[str]:
+        """The first attribute of each trained module held by `owner` (`vae.decoder.net` -> `decoder`)."""
+        return {t[len(owner) + 1:].split(".", 1)[0] for t in self.trained if t.startswith(owner + ".")}
+
+    def may_run_trained(self, call: cst.Call) -> bool:
+        """A call of a method of an object that holds a trained module (`vae.decode(z)`, `vae.decoder`
+        trained), whose body this file does not show to leave that module alone: it may run it."""
+        name = dotted(call.func)
+        return name is not None and self._method_reads_trained_part(call, name) is not False
+
+    def _method_reads_trained_part(self, call: cst.Call, name: str) -> bool | None:
+        """For `owner.meth(...)` where `owner` holds a trained module: True when the method of owner's class
+        (a class of this file) reads `self.<part>` of a trained part, directly or through another method of
+        the class it calls on `self` (two levels); False when it shows it does not, or `owner` holds no
+        trained module, or `meth` is bookkeeping; None when the class or the method is not in this file."""
+        owner, _, meth = name.rpartition(".")
+        if not owner or meth in _BOOKKEEPING or not isinstance(call.func, cst.Attribute):
+            return False
+        parts = self._trained_parts(owner)
+        if not parts:
+            return False
+        if meth in parts:
+            return None  # the module holding the trained one, called: what its forward runs is not read here
+        if type(call.func.value) is cst.Name and call.func.value.value == "self":
+            cls = self.index.enclosing_class(call)  # `self.critic_net(s, a)` in a learner holding `self.actor_net`
+            cls_name = cls.name.value if cls is not None else None
+        else:
+            ctor = _module_ctor_of(self.index, self.flow, call.func.value)
+            cls_name = ctor.rsplit(".", 1)[-1] if ctor else None
+            cls = self.index.classes.get(cls_name) if cls_name else None
+        if cls is None:
+            return None
+        if meth in self.index.submodules.get(cls_name, {}) or _assigned_attribute(cls, meth):
+            return False  # another attribute of the holder (`codec.analysis(x)` next to `codec.synthesis`)
+        fn = self.index.method(cls, meth)
+        if fn is None:
+            return None
+        todo, seen = [(fn, 0)], {meth}
+        while todo:
+            body, depth = todo.pop()
+            for node in walk(body):
+                if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value == "self":
+                    attr = node.attr.value
+                    if attr in parts:
+                        return True
+                    other = self.index.method(cls, attr)
+                    if other is not None and attr not in seen and depth < 2:
+                        seen.add(attr)
+                        todo.append((other, depth + 1))
+        return False
 
     def _members(self) -> set[str]:
         """Names bound only as the loop variable of `for m in <trained>` / `for i, m in enumerate(<trained>)`:
@@ -302,7 +369,28 @@ class GradPaths:
             for node in walk(part):
                 if type(node) is cst.Call and any(not a.star and dotted(a.value) in self.trained for a in node.args):
                     return False
-        return True
+        return not self.reaches_unknown_method(term)
+
+    def reaches_unknown_method(self, expr: cst.CSTNode) -> bool:
+        """`expr`, outside its stop-gradients (and through the values of the step's names it reads there),
+        calls a method of an object that holds a trained module and that this file does not show to leave it
+        alone (`model.decode(z)` of a class defined elsewhere): whether it carries gradient is unknown."""
+        values = self._values()
+        stack, seen = [expr], set()
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Lambda:
+                continue
+            if type(node) is cst.Call:
+                if is_break(node, self.imports) is not None:
+                    continue
+                if self.may_run_trained(node):
+                    return True
+            if type(node) is cst.Name and node.value in values and node.value not in seen:
+                seen.add(node.value)
+                stack.append(values[node.value])
+            stack.extend(children(node))
+        return False
 
     def breaks_in(self, expr: cst.CSTNode) -> list[tuple[cst.Call, cst.BaseExpression]]:
         """Break calls inside `expr` whose cut expression carries gradient."""

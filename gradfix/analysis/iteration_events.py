@@ -335,3 +335,99 @@ def _left_autograd(b) -> bool:
     if isinstance(func, cst.Name):
         return func.value in ("float", "int")
     return isinstance(func, cst.Attribute) and func.attr.value in _LEAVING
+
+
+# --------------------------------------------------------------------------- flags
+
+
+def _flag_true(stmt: cst.CSTNode) -> str | None:
+    """`skip = True` as a whole statement: the flag's name."""
+    if type(stmt) is cst.SimpleStatementLine and len(stmt.body) == 1 and type(stmt.body[0]) is cst.Assign:
+        assign = stmt.body[0]
+        if len(assign.targets) == 1 and type(assign.targets[0].target) is cst.Name and \
+                type(assign.value) is cst.Name and assign.value.value == "True":
+            return assign.targets[0].target.value
+    return None
+
+
+def _operands(test: cst.BaseExpression, op) -> list[cst.BaseExpression]:
+    """The operands of a chain of `and` (or `or`): `not a and b and c` -> [not a, b, c]."""
+    out, stack = [], [test]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.BooleanOperation and isinstance(node.operator, op):
+            stack.extend((node.right, node.left))
+        else:
+            out.append(node)
+    return out
+
+
+def _requires_false(test: cst.BaseExpression, branch: int, flag: str) -> bool:
+    """Running branch `branch` of `if test:` needs `flag` false: `if not flag:` (or `not flag and ...`), or
+    the `else` of `if flag:` (or of `if flag or ...:`)."""
+    if branch == 0:
+        return any(type(p) is cst.UnaryOperation and isinstance(p.operator, cst.Not) and
+                   type(p.expression) is cst.Name and p.expression.value == flag for p in _operands(test, cst.And))
+    if branch == 1:  # the second arm: the `else` of `if flag:` when there is no `elif` (the caller checks)
+        return any(type(p) is cst.Name and p.value == flag for p in _operands(test, cst.Or))
+    return False
+
+
+def _binds(node: cst.CSTNode, flag: str) -> bool:
+    targets = []
+    if type(node) is cst.Assign:
+        targets = [t.target for t in node.targets]
+    elif type(node) in (cst.AugAssign, cst.AnnAssign, cst.For):
+        targets = [node.target]
+    elif type(node) is cst.NamedExpr:
+        targets = [node.target]
+    return any(type(n) is cst.Name and n.value == flag for t in targets for n in walk(t))
+
+
+def _source_order(node: cst.CSTNode):
+    yield node
+    for child in node.children:
+        yield from _source_order(child)
+
+
+def flag_excludes(a: Event, b: Event, body: cst.CSTNode) -> bool:
+    """`a` runs only in a block that sets a flag (`skip = True`, a statement of a branch `a` runs under and `b`
+    does not), and `b` only under a test that needs the flag false (`if not skip:`), with no binding of the
+    flag in `body` (the iteration's) after `a` and before that test: whenever `a` ran, `b` does not run after
+    it in the same pass (a loss-spike guard that clears the gradients and sets `skip_step = True`; the step
+    under `if not skip_step:`)."""
+    shared = {id(n) for n, _ in b.path}
+    flags, setters = set(), set()
+    for node, branch in a.path:
+        if id(node) in shared or type(node) is not cst.If:
+            continue
+        owner = next((o for k, o in if_branches(node) if k == branch), None)
+        for stmt in getattr(getattr(owner, "body", None), "body", ()):
+            name = _flag_true(stmt)
+            if name:
+                flags.add(name)
+                setters.add(id(stmt.body[0]))  # the block's own `flag = True`, before or after `a`
+    if not flags:
+        return False
+    ids_a = {id(n) for n, _ in a.path}
+    for node, branch in b.path:
+        if id(node) in ids_a or type(node) is not cst.If:
+            continue
+        if branch == 1 and type(node.orelse) is not cst.Else:
+            continue  # an `elif` arm: what it needs of the flag is not read here
+        for flag in flags:
+            if not _requires_false(node.test, branch, flag):
+                continue
+            passed_a = False
+            rebound = False
+            for n in _source_order(body):
+                if n is a.line:
+                    passed_a = True
+                elif n is node:
+                    break
+                elif passed_a and id(n) not in setters and _binds(n, flag):
+                    rebound = True
+                    break
+            if passed_a and not rebound:
+                return True
+    return False
