@@ -131,6 +131,13 @@ class InplaceOnActivation(Rule):
             "\"a leaf Variable that requires grad is being used in an in-place operation\" (for `w[0] = 1.0`: \"a "
             "view of a leaf Variable ...\"), whatever was saved; a copy such as `.double()` is no leaf, and "
             "updates under `no_grad` or through `.data` are left alone. "
+            "Also reported, whatever was saved: an in-place op or item assignment with grad mode on on one of the "
+            "views `chunk`, `split` or `unbind` returns (`mean, log_std = out.chunk(2, dim=-1)` then "
+            "`log_std.clamp_(-20, 2)`) when the split tensor is shown to require grad and the name is bound only "
+            "there: autograd raises in the forward pass (\"... is a view and is being modified inplace ... returns "
+            "multiple views\"); left alone: a clone of the piece, a split of a detached tensor or of one not shown "
+            "to require grad, `tensor_split` (its pieces may be written), and a name bound again elsewhere in the "
+            "scope. "
             "A saved tensor also counts when it reaches the in-place op only on the path that skips `if` "
             "statements rebinding the name (`out = self.act(h)` with `nn.LeakyReLU(inplace=True)`, then `if "
             "self.use_dropout: out = self.drop(out)`, `out += x`): reported, naming those `if`s, when every "
@@ -227,6 +234,9 @@ class InplaceOnActivation(Rule):
         leaf = self._leaf_inplace(ctx, flow, st, node, binding, target)
         if leaf is not None:
             return leaf
+        split = _multi_view_write(ctx, flow, st, node, target)
+        if split is not None:
+            return split
         root = binding.root()
         if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
@@ -358,6 +368,77 @@ class InplaceOnActivation(Rule):
             return None
         call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+def _multi_view_write(ctx, flow, st, node, target):
+    """`means, log_stds = out.chunk(2, dim=-1)` then `log_stds.clamp_(-20, 2)` (or `+=`, or an item
+    assignment) with grad mode on and `out` requiring grad: autograd raises at the in-place op itself, in
+    the forward pass ("Output 1 of Split is a view and is being modified inplace ... returns multiple
+    views"), whatever was saved. The name must be bound once in the scope, by unpacking a `chunk` /
+    `split` / `unbind` call (or indexing one: `out.chunk(2)[1]`). Same fix as any in-place op: the
+    out-of-place form writes nothing into the shared storage."""
+    base = target.value if isinstance(target, cst.Subscript) else target
+    if isinstance(node, cst.Call):
+        base = _inplace_chain(node)[1]
+    if not isinstance(base, cst.Name):
+        return None
+    b = flow.name_binding(base)
+    if b is None or b.step < 0 or b.no_grad or flow.holds(b.grad) is not True:
+        return None
+    if sum(1 for o in flow.bindings if o.name == b.name) != 1:
+        return None
+    bound = flow.steps[b.step].node
+    if not (isinstance(bound, cst.Assign) and len(bound.targets) == 1 and bound.value is b.value):
+        return None
+    unpacked = bound.targets[0].target
+    call = b.value
+    if isinstance(unpacked, (cst.Tuple, cst.List)):
+        if not any(isinstance(e.value, cst.Name) and e.value.value == b.name for e in unpacked.elements):
+            return None
+    elif isinstance(unpacked, cst.Name) and isinstance(call, cst.Subscript) and len(call.slice) == 1 and \
+            isinstance(call.slice[0].slice, cst.Index) and isinstance(call.slice[0].slice.value, cst.Integer):
+        call = call.value
+    else:
+        return None
+    if not isinstance(call, cst.Call):
+        return None
+    func_q = qualname(call.func, ctx.index.imports)
+    if func_q in torchapi.MULTI_VIEW_FUNCS:
+        if not call.args or call.args[0].keyword is not None or flow.requires_grad(call.args[0].value) is not True:
+            return None
+        how = f"`{func_q}()`"
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in torchapi.MULTI_VIEW_METHODS:
+        # the receiver must be shown to require grad: `np.split(a, 2)` or a string's `.split()` never does
+        if not flow.is_tensor(b) or flow.requires_grad(call.func.value) is not True:
+            return None
+        how = f"`.{call.func.attr.value}()`"
+    else:
+        return None
+    name = ctx.code(target)
+    if isinstance(node, cst.Assign):
+        what = f"item assignment to `{name}`"
+    elif isinstance(node, cst.AugAssign):
+        if type(node.operator) not in _AUG_OPS:
+            return None
+        what = f"in-place `{_AUG_OPS[type(node.operator)][1]}` on `{name}`"
+    else:
+        if any(c.func.attr.value not in INPLACE_METHODS for c in _inplace_chain(node)[0]):
+            return None
+        what = f"in-place `.{node.func.attr.value}()` on `{name}`"
+    message = (f"{what}: `{b.name}` is one of several views {how} returns of a tensor that requires grad, and "
+               f"autograd refuses to modify such a view in place: the forward pass raises \"... is a view and "
+               f"is being modified inplace ... returns multiple views\"; use the out-of-place form")
+    stmt = st.node
+    fix = None
+    whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
+    if isinstance(target, cst.Name) and whole_statement:
+        replacement = InplaceOnActivation._rewrite(stmt, node, target)
+        if replacement is not None:
+            fix = ctx.fix(f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`",
+                          [Edit(stmt, replacement)], Safety.SAFE, {"kind": "equal"})
+    elif not isinstance(target, cst.Name):
+        message += " (clone the view first: a subscript target cannot be rewritten out of place)"
+    return ctx.finding(stmt, message, fix)
 
 
 _BUILTINS = frozenset({"True", "False", "None", "print", "len", "range", "float", "int", "sum", "min", "max"})
