@@ -5,10 +5,10 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.expressions import code_of
-from gradfix.analysis.fileindex import inplace_flag
+from gradfix.analysis.inplace_modules import inplace_callee
 from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.loops import backward_target, calls_backward
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
@@ -44,47 +44,6 @@ def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
     return any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards)
 
 
-# Where each in-place-capable activation or dropout takes `inplace` positionally (module constructors and
-# their functional forms, whose first argument is the input).
-# the tables live with the other torch facts: the pre-pass (analysis/gradscopes.py) reads them too
-_INPLACE_POSITION = torchapi.INPLACE_MODULE_POSITION
-_INPLACE_FUNCTIONAL_POSITION = torchapi.INPLACE_FUNCTIONAL_POSITION
-
-
-def _constructor_call(index, flow, func) -> cst.Call | None:
-    """The one `Ctor(...)` call that built the module `func` names (`self.drop` in `__init__`, or a local)."""
-    found: list = []
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        init = index.method(flow.class_name, "__init__") if flow.class_name else None
-        if init is not None:
-            for st in index.flow(init).steps:
-                node = st.node
-                if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
-                                                        dotted(t.target) == dotted(func) for t in node.targets):
-                    found.append(node.value)
-    elif isinstance(func, cst.Name):
-        found = [b.value for b in flow.visible_bindings(func.value)]
-    return found[0] if len(found) == 1 and isinstance(found[0], cst.Call) else None
-
-
-def _inplace_callee(index, flow, call: cst.Call) -> str | None:
-    """How `call` writes its input in place: an activation or dropout module built with `inplace=True`, or
-    its functional form called with it; None otherwise."""
-    q = qualname(call.func, index.imports) or ""
-    if q.startswith("torch.nn.functional."):
-        name = q.rsplit(".", 1)[-1]
-        if name in _INPLACE_FUNCTIONAL_POSITION and inplace_flag(call, _INPLACE_FUNCTIONAL_POSITION[name]):
-            return f"`F.{name}(..., inplace=True)`"
-        return None
-    ctor_call = _constructor_call(index, flow, call.func)
-    if ctor_call is None:
-        return None
-    ctor = index.ctor_of(ctor_call) or ""
-    short = ctor.rsplit(".", 1)[-1]
-    if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and inplace_flag(ctor_call, _INPLACE_POSITION[short]):
-        return f"it is an nn.{short} built with inplace=True"
-    return None
-
 
 class InplaceOnActivation(Rule):
     id = "GF101"
@@ -109,7 +68,10 @@ class InplaceOnActivation(Rule):
             "`range`: the index is a number, a loop counter or arithmetic of numbers, so the read is a view; an index "
             "tensor selects a copy and is left alone), and so is a call of an activation or dropout module "
             "built with `inplace=True` (`self.drop = nn.Dropout(0.1, inplace=True)` then `h = self.drop(h)`, "
-            "`nn.ReLU(True)`) or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
+            "`nn.ReLU(True)`), or built plainly and switched in place later in the same `__init__` (`self.drop.inplace = "
+            "True`, or a walk of `self.modules()` setting `m.inplace = True`, under at most `isinstance(m, ...)` tests "
+            "naming its class; a switch in another method, or one whose test names other classes, is left alone), "
+            "or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
             "output, also an in-place ReLU's: both keep their output for backward). A save counts only when autograd makes "
             "it: grad mode is on and an input of the op requires grad (`a * b` saves `b` only for `a`'s "
             "gradient), the input deriving from a parameter, a module's output, a `requires_grad=True` "
@@ -192,7 +154,8 @@ class InplaceOnActivation(Rule):
 
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): the flow's in-place ops are augmented assignments, item assignments and
-        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`)."""
+        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`), or an
+        `X.inplace = True` assignment (the pre-pass counts it as a literal True)."""
         shape = facts.augassign or facts.subscript_store or facts.true_arg or any(
             is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
         # and, in one scope, such an op with a value that may require grad: a finding needs
@@ -213,7 +176,7 @@ class InplaceOnActivation(Rule):
     def _inplace_module(self, ctx, flow, st, call):
         """`self.drop(h)` with `self.drop = nn.Dropout(0.1, inplace=True)`, or `F.relu(h, inplace=True)`, on a
         tensor autograd saved: the same hazard as `h.relu_()`. Detect only (the constructor is elsewhere)."""
-        how = _inplace_callee(ctx.index, flow, call)
+        how = inplace_callee(ctx.index, flow, call)
         if how is None or st.no_grad or not call.args or call.args[0].keyword is not None:
             return None
         arg = call.args[0].value
