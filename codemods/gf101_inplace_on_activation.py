@@ -5,7 +5,7 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis.expressions import code_of
-from gradfix.analysis.inplace_modules import inplace_callee
+from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.loops import backward_target, calls_backward
 from gradfix.analysis.names import qualname
@@ -71,8 +71,12 @@ class InplaceOnActivation(Rule):
             "`nn.ReLU(True)`), or built plainly and switched in place later in the same `__init__` (`self.drop.inplace = "
             "True`, or a walk of `self.modules()` setting `m.inplace = True`, under at most `isinstance(m, ...)` tests "
             "naming its class; a switch in another method, or one whose test names other classes, is left alone), "
-            "or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
-            "output, also an in-place ReLU's: both keep their output for backward). A save counts only when autograd makes "
+            "or an `nn.Sequential` whose first layer is one, or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
+            "output, also an in-place ReLU's: both keep their output for backward). Such an in-place activation (not a "
+            "dropout) is also reported when nothing saved its input but a later statement reads that same binding's "
+            "values (`h = self.branch(x)` with `nn.Sequential(nn.ReLU(inplace=True), conv)`, then `h + x`): the read "
+            "sees the activated values, so a skip connection adds relu(x) instead of x (detect only); left alone: the "
+            "name rebound to the result (`x = self.branch(x)`) and reads of only its shape, size, device or dtype. A save counts only when autograd makes "
             "it: grad mode is on and an input of the op requires grad (`a * b` saves `b` only for `a`'s "
             "gradient), the input deriving from a parameter, a module's output, a `requires_grad=True` "
             "tensor, or a function argument that a call site in the file passes such a value for. Left "
@@ -188,7 +192,13 @@ class InplaceOnActivation(Rule):
         # the call's own save does not count: in place, the activation saves its result instead
         saved = flow.saved_before(binding, st.index, excluding=call)
         if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index, excluding=call), st.index):
-            return None
+            later = None if is_dropout(how) else _value_read_after(ctx.index, flow, binding, st)
+            if later is None:
+                return None
+            return ctx.finding(call, (
+                f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and `{ctx.code(later)}` reads "
+                f"`{arg.value}` again on line {ctx.index.position(later).start.line}: it sees the activated values, not the "
+                f"input (a skip connection adds the wrong tensor); drop `inplace=True`"), None)
         return ctx.finding(call, (
             f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and autograd saved `{arg.value}` for "
             f"backward ({saved[0]}): backward() raises \"modified by an inplace operation\""
@@ -406,6 +416,32 @@ def _multi_view_write(ctx, flow, st, node, target):
     elif not isinstance(target, cst.Name):
         message += " (clone the view first: a subscript target cannot be rewritten out of place)"
     return ctx.finding(stmt, message, fix)
+
+
+_META_READS = frozenset({"shape", "device", "dtype", "ndim", "size", "dim", "numel", "is_cuda"})
+
+
+def _value_read_after(index, flow, binding, st):
+    """The first later statement-level expression that reads the values of `binding` (the very binding the
+    in-place call was handed, so `x = self.seq(x)` ends it), not only its shape or device; None if none."""
+    for later in flow.steps[st.index + 1:]:
+        if flow.exclusive(st.index, later.index):
+            continue
+        node = later.node
+        if isinstance(node, cst.BaseCompoundStatement):
+            continue  # a loop's or an if's header is read with its body's steps
+        for n in walk(node):
+            if not (isinstance(n, cst.Name) and n.value == binding.name and flow.load_binding.get(id(n)) is binding):
+                continue
+            parent = index.parents.get(n)
+            if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _META_READS:
+                continue
+            if isinstance(parent, cst.Arg):
+                call = index.parents.get(parent)
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("len", "id"):
+                    continue
+            return later.node
+    return None
 
 
 _BUILTINS = frozenset({"True", "False", "None", "print", "len", "range", "float", "int", "sum", "min", "max"})

@@ -304,6 +304,8 @@ def _built_in_place(value, ctors: frozenset[str] | None) -> bool:
     """`value` (or an element of a tuple or list display: parallel assignments bind each alone) is a call
     given a literal True whose callee's last name may be one of `ctors` (None: any callee)."""
     values = value.elts if type(value) in (ast.Tuple, ast.List) else (value,)
+    # `nn.Sequential(nn.ReLU(inplace=True), ...)`: the first layer runs in place on the Sequential's input
+    values = [v.args[0] if type(v) is ast.Call and _last(v.func) == "Sequential" and v.args else v for v in values]
     return any(type(v) is ast.Call and _true_arg(v) and (ctors is None or _last(v.func) in ctors) for v in values)
 
 

@@ -56,7 +56,19 @@ def inplace_callee(index, flow, call: cst.Call) -> str | None:
         return f"it is an nn.{short} built with inplace=True"
     if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and _switched_inplace(index, flow, call.func, ctor):
         return f"it is an nn.{short} whose `inplace` the class's `__init__` sets to True afterwards"
+    if ctor == "torch.nn.Sequential" and ctor_call.args and not ctor_call.args[0].star and \
+            ctor_call.args[0].keyword is None and isinstance(ctor_call.args[0].value, cst.Call):
+        first = ctor_call.args[0].value
+        fctor = index.ctor_of(first) or ""
+        fshort = fctor.rsplit(".", 1)[-1]
+        if fctor.startswith("torch.nn.") and fshort in _INPLACE_POSITION and inplace_flag(first, _INPLACE_POSITION[fshort]):
+            return f"it is an nn.Sequential whose first layer is an nn.{fshort} built with inplace=True"
     return None
+
+
+def is_dropout(how: str) -> bool:
+    """`inplace_callee`'s answer names a dropout (in place only in training mode; in eval it changes nothing)."""
+    return "ropout" in how
 
 
 def _switched_inplace(index, flow, func, ctor: str) -> bool:
