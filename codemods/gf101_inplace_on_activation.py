@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
@@ -108,6 +109,10 @@ class InplaceOnActivation(Rule):
             "multiple views\"); left alone: a clone of the piece, a split of a detached tensor or of one not shown "
             "to require grad, `tensor_split` (its pieces may be written), and a name bound again elsewhere in the "
             "scope. "
+            "A parameter of a function of the file counts as saved when some call of the function, with grad on, "
+            "hands it a name autograd saved there and no backward() ran in between (`y = net(x)` with `net` ending "
+            "in `nn.Tanh()`, then `normalise(y)` whose body runs `images.div_(255.0)`); a call under no_grad, an "
+            "argument that is not a name, and a module's `forward` are left alone. "
             "A saved tensor also counts when it reaches the in-place op only on the path that skips `if` "
             "statements rebinding the name (`out = self.act(h)` with `nn.LeakyReLU(inplace=True)`, then `if "
             "self.use_dropout: out = self.drop(out)`, `out += x`): reported, naming those `if`s, when every "
@@ -245,6 +250,10 @@ class InplaceOnActivation(Rule):
             if found is not None:
                 binding, saved, when = found
                 root = binding.root()
+        if not saved and binding.step < 0 and binding is root:
+            found = _saved_at_a_call_site(ctx.index, flow, binding)
+            if found is not None:
+                saved, when = found
         aliases = flow.live_aliases(binding, st.index)
         if not saved and (isinstance(node, cst.Assign) or flow.holds(binding.grad) is not True):
             # no save: only an activation's live alias makes a hazard (a buffer, a batch or the
@@ -416,6 +425,30 @@ def _multi_view_write(ctx, flow, st, node, target):
     elif not isinstance(target, cst.Name):
         message += " (clone the view first: a subscript target cannot be rewritten out of place)"
     return ctx.finding(stmt, message, fix)
+
+
+def _saved_at_a_call_site(index, flow, binding):
+    """([why], where) when `binding` is a parameter of a function of the file and some call of it hands a name
+    that autograd saved there, with grad on and no backward() in between (`y = net(x)`, `net` ending in
+    `nn.Tanh()`, then `normalise(y)` whose body runs `images.div_(255)`): the write reaches the caller's saved
+    tensor. A parameter rebound before the write is no longer the caller's tensor (its binding differs)."""
+    fn = flow.function
+    if fn is None or not isinstance(fn, cst.FunctionDef) or fn.name.value == "forward":
+        return None
+    for caller, cst_step, call, bound in index.callgraph.sites(fn):
+        if cst_step.no_grad:
+            continue
+        arg = argument_for(fn, call, binding.name, bound)
+        if not isinstance(arg, cst.Name):
+            continue
+        cb = caller.load_binding.get(id(arg))
+        if cb is None or cb.no_grad:
+            continue
+        saved = caller.saved_before(cb, cst_step.index)
+        if saved and not _backward_ran_since(caller, caller.saved_steps(cb, cst_step.index), cst_step.index):
+            line = index.position(call).start.line
+            return [f"at the call `{code_of(call)}` on line {line}, `{arg.value}`: {saved[0]}"], ""
+    return None
 
 
 _META_READS = frozenset({"shape", "device", "dtype", "ndim", "size", "dim", "numel", "is_cuda"})
