@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.expressions import code_of
-from gradfix.analysis.fileindex import inplace_flag
+from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.loops import backward_target, calls_backward
-from gradfix.analysis.names import dotted, qualname
+from gradfix.analysis.names import qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
@@ -102,47 +103,6 @@ def _statements_reached(flow, target: cst.BaseExpression, at: int) -> set[int]:
     return reached
 
 
-# Where each in-place-capable activation or dropout takes `inplace` positionally (module constructors and
-# their functional forms, whose first argument is the input).
-# the tables live with the other torch facts: the pre-pass (analysis/gradscopes.py) reads them too
-_INPLACE_POSITION = torchapi.INPLACE_MODULE_POSITION
-_INPLACE_FUNCTIONAL_POSITION = torchapi.INPLACE_FUNCTIONAL_POSITION
-
-
-def _constructor_call(index, flow, func) -> cst.Call | None:
-    """The one `Ctor(...)` call that built the module `func` names (`self.drop` in `__init__`, or a local)."""
-    found: list = []
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        init = index.method(flow.class_name, "__init__") if flow.class_name else None
-        if init is not None:
-            for st in index.flow(init).steps:
-                node = st.node
-                if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
-                                                        dotted(t.target) == dotted(func) for t in node.targets):
-                    found.append(node.value)
-    elif isinstance(func, cst.Name):
-        found = [b.value for b in flow.visible_bindings(func.value)]
-    return found[0] if len(found) == 1 and isinstance(found[0], cst.Call) else None
-
-
-def _inplace_callee(index, flow, call: cst.Call) -> str | None:
-    """How `call` writes its input in place: an activation or dropout module built with `inplace=True`, or
-    its functional form called with it; None otherwise."""
-    q = qualname(call.func, index.imports) or ""
-    if q.startswith("torch.nn.functional."):
-        name = q.rsplit(".", 1)[-1]
-        if name in _INPLACE_FUNCTIONAL_POSITION and inplace_flag(call, _INPLACE_FUNCTIONAL_POSITION[name]):
-            return f"`F.{name}(..., inplace=True)`"
-        return None
-    ctor_call = _constructor_call(index, flow, call.func)
-    if ctor_call is None:
-        return None
-    ctor = index.ctor_of(ctor_call) or ""
-    short = ctor.rsplit(".", 1)[-1]
-    if ctor.startswith("torch.nn.") and short in _INPLACE_POSITION and inplace_flag(ctor_call, _INPLACE_POSITION[short]):
-        return f"it is an nn.{short} built with inplace=True"
-    return None
-
 
 class InplaceOnActivation(Rule):
     id = "GF101"
@@ -154,7 +114,11 @@ class InplaceOnActivation(Rule):
             "(`div_`, `mul_`, `clamp_`, `sigmoid_`, ...) on a tensor in differentiable code when the hazard "
             "can be shown: an earlier op saved that tensor for backward (`norm`, `pow` and tensor-tensor `mul` "
             "save their input; `sigmoid`, `tanh`, `exp`, `softmax`, `relu` save their output, and so do "
-            "`nn.ReLU`/`nn.Sigmoid` modules, an `nn.Sequential` whose last layer is one, and LeakyReLU, ELU, "
+            "`nn.ReLU`/`nn.Sigmoid` modules, an `nn.Sequential` whose last layer is one, a module class of the file "
+            "whose every `forward` return is such an output (`return self.act(self.conv(x))` with `self.act = "
+            "nn.ReLU()`, also as a Sequential's last layer; not a class whose activation is chosen at run time, "
+            "`nn.ReLU() if relu else nn.Identity()`, nor one returning `act(...) + x`; analysis/output_saves.py), "
+            "and LeakyReLU, ELU, "
             "CELU, SELU and RReLU run in place (`nn.LeakyReLU(inplace=True)`; out of place they save their "
             "input); `nn.Linear` saves its input), or another live name shares its storage (`detach()`, a view, plain assignment, "
             "a container or an attribute). Item assignment into a saved tensor (`gate[:, 0] = 1.0`, "
@@ -163,8 +127,15 @@ class InplaceOnActivation(Rule):
             "`range`: the index is a number, a loop counter or arithmetic of numbers, so the read is a view; an index "
             "tensor selects a copy and is left alone), and so is a call of an activation or dropout module "
             "built with `inplace=True` (`self.drop = nn.Dropout(0.1, inplace=True)` then `h = self.drop(h)`, "
-            "`nn.ReLU(True)`) or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
-            "output, also an in-place ReLU's: both keep their output for backward). A save counts only when autograd makes "
+            "`nn.ReLU(True)`), or built plainly and switched in place later in the same `__init__` (`self.drop.inplace = "
+            "True`, or a walk of `self.modules()` setting `m.inplace = True`, under at most `isinstance(m, ...)` tests "
+            "naming its class; a switch in another method, or one whose test names other classes, is left alone), "
+            "or an `nn.Sequential` whose first layer is one, or of its functional form (`F.relu(h, inplace=True)`) on such a tensor (a ReLU's "
+            "output, also an in-place ReLU's: both keep their output for backward). Such an in-place activation (not a "
+            "dropout) is also reported when nothing saved its input but a later statement reads that same binding's "
+            "values (`h = self.branch(x)` with `nn.Sequential(nn.ReLU(inplace=True), conv)`, then `h + x`): the read "
+            "sees the activated values, so a skip connection adds relu(x) instead of x (detect only); left alone: the "
+            "name rebound to the result (`x = self.branch(x)`) and reads of only its shape, size, device or dtype. A save counts only when autograd makes "
             "it: grad mode is on and an input of the op requires grad (`a * b` saves `b` only for `a`'s "
             "gradient), the input deriving from a parameter, a module's output, a `requires_grad=True` "
             "tensor, or a function argument that a call site in the file passes such a value for. Left "
@@ -189,6 +160,17 @@ class InplaceOnActivation(Rule):
             "\"a leaf Variable that requires grad is being used in an in-place operation\" (for `w[0] = 1.0`: \"a "
             "view of a leaf Variable ...\"), whatever was saved; a copy such as `.double()` is no leaf, and "
             "updates under `no_grad` or through `.data` are left alone. "
+            "Also reported, whatever was saved: an in-place op or item assignment with grad mode on on one of the "
+            "views `chunk`, `split` or `unbind` returns (`mean, log_std = out.chunk(2, dim=-1)` then "
+            "`log_std.clamp_(-20, 2)`) when the split tensor is shown to require grad and the name is bound only "
+            "there: autograd raises in the forward pass (\"... is a view and is being modified inplace ... returns "
+            "multiple views\"); left alone: a clone of the piece, a split of a detached tensor or of one not shown "
+            "to require grad, `tensor_split` (its pieces may be written), and a name bound again elsewhere in the "
+            "scope. "
+            "A parameter of a function of the file counts as saved when some call of the function, with grad on, "
+            "hands it a name autograd saved there and no backward() ran in between (`y = net(x)` with `net` ending "
+            "in `nn.Tanh()`, then `normalise(y)` whose body runs `images.div_(255.0)`); a call under no_grad, an "
+            "argument that is not a name, and a module's `forward` are left alone. "
             "A saved tensor also counts when it reaches the in-place op only on the path that skips `if` "
             "statements rebinding the name (`out = self.act(h)` with `nn.LeakyReLU(inplace=True)`, then `if "
             "self.use_dropout: out = self.drop(out)`, `out += x`): reported, naming those `if`s, when every "
@@ -246,7 +228,8 @@ class InplaceOnActivation(Rule):
 
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): the flow's in-place ops are augmented assignments, item assignments and
-        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`)."""
+        `x.<name>_()` calls; `_inplace_module` needs `inplace=True` or a positional `True` (`inplace_flag`), or an
+        `X.inplace = True` assignment (the pre-pass counts it as a literal True)."""
         shape = facts.augassign or facts.subscript_store or facts.true_arg or any(
             is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
         # and, in one scope, such an op with a value that may require grad: a finding needs
@@ -267,7 +250,7 @@ class InplaceOnActivation(Rule):
     def _inplace_module(self, ctx, flow, st, call):
         """`self.drop(h)` with `self.drop = nn.Dropout(0.1, inplace=True)`, or `F.relu(h, inplace=True)`, on a
         tensor autograd saved: the same hazard as `h.relu_()`. Detect only (the constructor is elsewhere)."""
-        how = _inplace_callee(ctx.index, flow, call)
+        how = inplace_callee(ctx.index, flow, call)
         if how is None or st.no_grad or not call.args or call.args[0].keyword is not None:
             return None
         arg = call.args[0].value
@@ -279,7 +262,13 @@ class InplaceOnActivation(Rule):
         # the call's own save does not count: in place, the activation saves its result instead
         saved = flow.saved_before(binding, st.index, excluding=call)
         if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index, excluding=call), st.index):
-            return None
+            later = None if is_dropout(how) else _value_read_after(ctx.index, flow, binding, st)
+            if later is None:
+                return None
+            return ctx.finding(call, (
+                f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and `{ctx.code(later)}` reads "
+                f"`{arg.value}` again on line {ctx.index.position(later).start.line}: it sees the activated values, not the "
+                f"input (a skip connection adds the wrong tensor); drop `inplace=True`"), None)
         return ctx.finding(call, (
             f"`{ctx.code(call)}` overwrites `{arg.value}` in place ({how}), and autograd saved `{arg.value}` for "
             f"backward ({saved[0]}): backward() raises \"modified by an inplace operation\""
@@ -292,6 +281,9 @@ class InplaceOnActivation(Rule):
         leaf = self._leaf_inplace(ctx, flow, st, node, binding, target)
         if leaf is not None:
             return leaf
+        split = _multi_view_write(ctx, flow, st, node, target)
+        if split is not None:
+            return split
         root = binding.root()
         if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
@@ -323,6 +315,10 @@ class InplaceOnActivation(Rule):
             if found is not None:
                 binding, saved, when = found
                 root = binding.root()
+        if not saved and binding.step < 0 and binding is root:
+            found = _saved_at_a_call_site(ctx.index, flow, binding)
+            if found is not None:
+                saved, when = found
         aliases = flow.live_aliases(binding, st.index)
         if not saved and (isinstance(node, cst.Assign) or flow.holds(binding.grad) is not True):
             # no save: only an activation's live alias makes a hazard (a buffer, a batch or the
@@ -423,6 +419,127 @@ class InplaceOnActivation(Rule):
             return None
         call = _out_of_place(node)
         return cst.Assign(targets=[cst.AssignTarget(target=cst.Name(target.value))], value=call, semicolon=stmt.semicolon)
+
+
+def _multi_view_write(ctx, flow, st, node, target):
+    """`means, log_stds = out.chunk(2, dim=-1)` then `log_stds.clamp_(-20, 2)` (or `+=`, or an item
+    assignment) with grad mode on and `out` requiring grad: autograd raises at the in-place op itself, in
+    the forward pass ("Output 1 of Split is a view and is being modified inplace ... returns multiple
+    views"), whatever was saved. The name must be bound once in the scope, by unpacking a `chunk` /
+    `split` / `unbind` call (or indexing one: `out.chunk(2)[1]`). Same fix as any in-place op: the
+    out-of-place form writes nothing into the shared storage."""
+    base = target.value if isinstance(target, cst.Subscript) else target
+    if isinstance(node, cst.Call):
+        base = _inplace_chain(node)[1]
+    if not isinstance(base, cst.Name):
+        return None
+    b = flow.name_binding(base)
+    if b is None or b.step < 0 or b.no_grad or flow.holds(b.grad) is not True:
+        return None
+    if sum(1 for o in flow.bindings if o.name == b.name) != 1:
+        return None
+    bound = flow.steps[b.step].node
+    if not (isinstance(bound, cst.Assign) and len(bound.targets) == 1 and bound.value is b.value):
+        return None
+    unpacked = bound.targets[0].target
+    call = b.value
+    if isinstance(unpacked, (cst.Tuple, cst.List)):
+        if not any(isinstance(e.value, cst.Name) and e.value.value == b.name for e in unpacked.elements):
+            return None
+    elif isinstance(unpacked, cst.Name) and isinstance(call, cst.Subscript) and len(call.slice) == 1 and \
+            isinstance(call.slice[0].slice, cst.Index) and isinstance(call.slice[0].slice.value, cst.Integer):
+        call = call.value
+    else:
+        return None
+    if not isinstance(call, cst.Call):
+        return None
+    func_q = qualname(call.func, ctx.index.imports)
+    if func_q in torchapi.MULTI_VIEW_FUNCS:
+        if not call.args or call.args[0].keyword is not None or flow.requires_grad(call.args[0].value) is not True:
+            return None
+        how = f"`{func_q}()`"
+    elif isinstance(call.func, cst.Attribute) and call.func.attr.value in torchapi.MULTI_VIEW_METHODS:
+        # the receiver must be shown to require grad: `np.split(a, 2)` or a string's `.split()` never does
+        if not flow.is_tensor(b) or flow.requires_grad(call.func.value) is not True:
+            return None
+        how = f"`.{call.func.attr.value}()`"
+    else:
+        return None
+    name = ctx.code(target)
+    if isinstance(node, cst.Assign):
+        what = f"item assignment to `{name}`"
+    elif isinstance(node, cst.AugAssign):
+        if type(node.operator) not in _AUG_OPS:
+            return None
+        what = f"in-place `{_AUG_OPS[type(node.operator)][1]}` on `{name}`"
+    else:
+        if any(c.func.attr.value not in INPLACE_METHODS for c in _inplace_chain(node)[0]):
+            return None
+        what = f"in-place `.{node.func.attr.value}()` on `{name}`"
+    message = (f"{what}: `{b.name}` is one of several views {how} returns of a tensor that requires grad, and "
+               f"autograd refuses to modify such a view in place: the forward pass raises \"... is a view and "
+               f"is being modified inplace ... returns multiple views\"; use the out-of-place form")
+    stmt = st.node
+    fix = None
+    whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
+    if isinstance(target, cst.Name) and whole_statement:
+        replacement = InplaceOnActivation._rewrite(stmt, node, target)
+        if replacement is not None:
+            fix = ctx.fix(f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`",
+                          [Edit(stmt, replacement)], Safety.SAFE, {"kind": "equal"})
+    elif not isinstance(target, cst.Name):
+        message += " (clone the view first: a subscript target cannot be rewritten out of place)"
+    return ctx.finding(stmt, message, fix)
+
+
+def _saved_at_a_call_site(index, flow, binding):
+    """([why], where) when `binding` is a parameter of a function of the file and some call of it hands a name
+    that autograd saved there, with grad on and no backward() in between (`y = net(x)`, `net` ending in
+    `nn.Tanh()`, then `normalise(y)` whose body runs `images.div_(255)`): the write reaches the caller's saved
+    tensor. A parameter rebound before the write is no longer the caller's tensor (its binding differs)."""
+    fn = flow.function
+    if fn is None or not isinstance(fn, cst.FunctionDef) or fn.name.value == "forward":
+        return None
+    for caller, cst_step, call, bound in index.callgraph.sites(fn):
+        if cst_step.no_grad:
+            continue
+        arg = argument_for(fn, call, binding.name, bound)
+        if not isinstance(arg, cst.Name):
+            continue
+        cb = caller.load_binding.get(id(arg))
+        if cb is None or cb.no_grad:
+            continue
+        saved = caller.saved_before(cb, cst_step.index)
+        if saved and not _backward_ran_since(caller, caller.saved_steps(cb, cst_step.index), cst_step.index):
+            line = index.position(call).start.line
+            return [f"at the call `{code_of(call)}` on line {line}, `{arg.value}`: {saved[0]}"], ""
+    return None
+
+
+_META_READS = frozenset({"shape", "device", "dtype", "ndim", "size", "dim", "numel", "is_cuda"})
+
+
+def _value_read_after(index, flow, binding, st):
+    """The first later statement-level expression that reads the values of `binding` (the very binding the
+    in-place call was handed, so `x = self.seq(x)` ends it), not only its shape or device; None if none."""
+    for later in flow.steps[st.index + 1:]:
+        if flow.exclusive(st.index, later.index):
+            continue
+        node = later.node
+        if isinstance(node, cst.BaseCompoundStatement):
+            continue  # a loop's or an if's header is read with its body's steps
+        for n in walk(node):
+            if not (isinstance(n, cst.Name) and n.value == binding.name and flow.load_binding.get(id(n)) is binding):
+                continue
+            parent = index.parents.get(n)
+            if isinstance(parent, cst.Attribute) and parent.value is n and parent.attr.value in _META_READS:
+                continue
+            if isinstance(parent, cst.Arg):
+                call = index.parents.get(parent)
+                if isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in ("len", "id"):
+                    continue
+            return later.node
+    return None
 
 
 _BUILTINS = frozenset({"True", "False", "None", "print", "len", "range", "float", "int", "sum", "min", "max"})

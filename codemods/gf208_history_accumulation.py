@@ -7,12 +7,13 @@ import libcst as cst
 
 from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses
 from gradfix.analysis.iteration import iterations
+from gradfix.analysis.kept_history import kept_backpropagated, meter_updates
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
 from gradfix.analysis.helper_calls import call_returns_number, is_stub_call
 from gradfix.analysis.numbers import bound_values, fresh_constant, is_number
 from gradfix.analysis.trainstep import literal_number, names_in
-from gradfix.analysis.tree import contains, if_branches, walk
+from gradfix.analysis.tree import contains, if_branches
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -69,12 +70,18 @@ class HistoryAccumulation(Rule):
             "total never gets a graph). Also finds `meter.update(loss)` (any method, the "
             "loss or a term of it passed as it is) when `meter` is an instance of a class of this file whose method "
             "adds that parameter unchanged (at most scaled) into an attribute (`self.sum += val * n`, "
-            "`self.values.append(val)`); left alone when the method converts it (`.item()`, `float(...)`, a "
+            "`self.values.append(val)`), also a clone of the loss (`meter.add(loss.clone())`: a clone keeps the graph) and a "
+            "value the method passes through a function of this file whose every `return` is its parameter at most cloned "
+            "or scaled (`self.sum += all_reduce(val)` with `return t.clone() / world`); left alone when the method converts it (`.item()`, `float(...)`, a "
             "`torch.is_tensor` test) or rebinds it, keeps only the latest value, or the class is defined elsewhere. Also (detect only) `lst.append(y)` in the loop body where `y` is the "
             "very binding the iteration backpropagates (`y.backward()`), or holds it (`y[\"loss\"].backward()`, a "
             "step's returned dict), and `lst` is an empty list made outside every loop of the scope and never rebound in the loop: "
-            "the list keeps every step's loss tensor and graph; left alone for `.item()` / `.detach()` values, a "
-            "list made inside any loop (per epoch, or per batch around micro-batches), and a backward with `retain_graph` (a later backward over the list may be "
+            "the list keeps every step's loss tensor and graph; also when the appended value is the very item the "
+            "iteration backpropagates (`out[\"loss\"].backward()`, then `losses.append(out[\"loss\"])`), and when the "
+            "list is made in an epoch loop around a training loop that steps the optimizer (`for epoch ...: losses = []`: "
+            "it holds every step of the epoch); left alone for `.item()` / `.detach()` values, a "
+            "list made inside the training loop, or in a loop around one that steps no optimizer (per batch around "
+            "micro-batches: dropped at the step), and a backward with `retain_graph` (a later backward over the list may be "
             "meant). In a file that defines, or imports from the project, a class with its own `backward()` method that is no autograd Function, no nn.Module and no wrapper calling autograd (NumPy-from-scratch course code), `x.backward()` is autograd's only on a receiver shown to be a tensor or a call's result: `model.backward(dout)` there is the course's method, and nothing is reported for it."
         ),
         why=(
@@ -143,20 +150,22 @@ class HistoryAccumulation(Rule):
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
                 yield ctx.finding(e.small, message, self._fix(ctx, it, e, "detach" if keep_tensor else "item"))
-            for call, held in _kept_backpropagated(ctx.index, it):
+            for call, held in kept_backpropagated(ctx.index, it):
                 if id(call) in seen:
                     continue
                 seen.add(id(call))
                 lst = code_of(call.func.value)
-                message = (f"`{code_of(call)}` keeps {held} in `{lst}`, a list made outside the loops: every "
+                message = (f"`{code_of(call)}` keeps {held} in `{lst}`, a list made outside the training loop: every "
                            f"iteration's loss tensor stays alive with its autograd graph (memory grows each step); "
                            f"store `.item()` or `.detach()` of the loss instead (detect only)")
                 yield ctx.finding(call, message, None)
-            for call, arg, attr in _meter_updates(it):
+            for call, arg, attr in meter_updates(it):
                 if id(call) in seen:
                     continue
                 seen.add(id(call))
-                message = (f"`{code_of(call)}` hands the loss tensor itself to `{code_of(call.func)}`, which adds "
+                cloned = not any(a.value is arg for a in call.args)  # `meter.add(loss.clone())`
+                handed = "a clone of the loss tensor (a clone keeps its graph)" if cloned else "the loss tensor itself"
+                message = (f"`{code_of(call)}` hands {handed} to `{code_of(call.func)}`, which adds "
                            f"it into `self.{attr}`: the meter keeps the autograd graph of every iteration alive "
                            f"(memory grows each step) and its average becomes a tensor; pass "
                            f"`{code_of(arg)}.item()` instead")
@@ -188,87 +197,6 @@ class HistoryAccumulation(Rule):
         item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name(method)))
         return ctx.fix(f"accumulate `{target.value}.{method}()`", [Edit(target, item)], Safety.SAFE,
                        train_loop_contract(it))
-
-
-def _meter_updates(it):
-    """(call, argument, attribute) for `meter.update(loss)` in the loop, where `meter` is an instance of a
-    class of this file whose `update` adds that parameter into an attribute (`self.sum += val * n`,
-    `self.history.append(val)`) as it is: a running total kept inside an object."""
-    names = it.loss_names()
-    for node in _walk(it.loop.body):
-        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)):
-            continue
-        for pos, a in enumerate(node.args):
-            if a.star or not (isinstance(a.value, cst.Name) and a.value.value in names):
-                continue
-            b = it.flow.load_binding.get(id(a.value))
-            if b is not None and b.no_grad:
-                continue  # re-evaluated under no_grad: no graph
-            cls = _instance_class(it, node.func.value)
-            if cls is None:
-                continue
-            attr = _adds_parameter(it.index, cls, node.func.attr.value, pos, a)
-            if attr is not None:
-                yield node, a.value, attr
-                break
-
-
-def _instance_class(it, recv) -> str | None:
-    """The class of this file `recv` is bound to (`losses = AverageMeter()`), None when not shown."""
-    ctors = {b.ctor if b.ctor else (it.index.ctor_of(b.value) if isinstance(b.value, cst.BaseExpression) else None)
-             for b in it.bindings(recv)}
-    if len(ctors) != 1:
-        return None
-    ctor = ctors.pop()
-    return ctor if ctor in it.index.classes and ctor not in it.index.module_classes else None
-
-
-def _adds_parameter(index, cls: str, meth: str, pos: int, arg) -> str | None:
-    """The attribute that `cls.meth` adds its parameter (given as `arg`, at position `pos`) into unchanged:
-    `self.sum += val * n` or `self.values.append(val)`. None when the method converts it first (`val.item()`,
-    `float(val)`, a type test) or rebinds it."""
-    fn = index.method(cls, meth)
-    if fn is None:
-        return None
-    params = [p.name.value for p in fn.params.params]
-    if arg.keyword is not None:
-        name = arg.keyword.value
-    elif params and params[0] == "self" and pos + 1 < len(params):
-        name = params[pos + 1]
-    else:
-        return None
-    if name not in params:
-        return None
-    found = None
-    for node in _walk(fn.body):
-        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
-            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
-            if any(isinstance(t, cst.Name) and t.value == name for t in targets) and not isinstance(node, cst.AugAssign):
-                return None  # rebound (converted) before use
-            if isinstance(node, cst.AugAssign) and isinstance(node.operator, cst.AddAssign) and \
-                    isinstance(node.target, cst.Attribute) and code_of(node.target.value) == "self" and \
-                    _plain_use(node.value, name):
-                found = found or node.target.attr.value
-        elif isinstance(node, cst.Call):
-            f = node.func
-            if isinstance(f, cst.Name) and f.value in ("float", "int", "isinstance", "round") or \
-                    isinstance(f, cst.Attribute) and f.attr.value in ("item", "detach", "tolist", "cpu", "numpy",
-                                                                       "is_tensor"):
-                if any(isinstance(n, cst.Name) and n.value == name for n in _walk(node)):
-                    return None  # the value is converted (or its type tested) somewhere in the method
-            if isinstance(f, cst.Attribute) and f.attr.value == "append" and code_of(f.value).startswith("self.") \
-                    and len(node.args) == 1 and _plain_use(node.args[0].value, name):
-                found = found or code_of(f.value)[len("self."):]
-    return found
-
-
-def _plain_use(expr, name: str) -> bool:
-    """`val`, `val * n`, `n * val`: the parameter itself, at most scaled."""
-    if isinstance(expr, cst.Name):
-        return expr.value == name
-    if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Multiply, cst.Divide)):
-        return _plain_use(expr.left, name) or _plain_use(expr.right, name)
-    return False
 
 
 def _backpropagated_names(it) -> set[str]:
@@ -596,57 +524,6 @@ def _scalar_loss_call(it, call: cst.Call) -> bool | None:
         return True
     return None
 
-
-
-def _kept_backpropagated(index, it):
-    """(append call, what it keeps) for `lst.append(y)` in the loop body where `y` is the very binding whose
-    value (`y.backward()`) or item (`y["loss"].backward()`) this iteration backpropagates, `lst` is bound
-    outside every loop of the scope to an empty list (`[]` / `list()`) and nothing in the loop rebinds it:
-    the list outlives the iteration and holds each step's loss tensor with its graph (TRI-ML/packnet-sfm#51). A backward with
-    `retain_graph` is left alone: a later backward over the list may be meant."""
-    call_b = it.backward.node if it.backward is not None else None
-    if not isinstance(call_b, cst.Call) or any(a.keyword is not None and a.keyword.value == "retain_graph"
-                                               for a in call_b.args):
-        return
-    if not isinstance(call_b.func, cst.Attribute):
-        return
-    recv = call_b.func.value
-    while isinstance(recv, cst.Subscript):
-        recv = recv.value
-    if not isinstance(recv, cst.Name):
-        return
-    flow = it.flow
-    loss_b = flow.name_binding(recv)
-    if loss_b is None or loss_b.no_grad:
-        return
-    held = f"`{recv.value}`" if recv is call_b.func.value else f"`{recv.value}` (it holds the backpropagated loss)"
-    for node in walk(it.loop.body):
-        if not (isinstance(node, cst.Expr) and isinstance(node.value, cst.Call)):
-            continue
-        call = node.value
-        f = call.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and isinstance(f.value, cst.Name)
-                and len(call.args) == 1 and isinstance(call.args[0].value, cst.Name) and call.args[0].keyword is None):
-            continue
-        arg = call.args[0].value
-        if arg.value != recv.value or flow.name_binding(arg) is not loss_b:
-            continue
-        lst = flow.name_binding(f.value)
-        if lst is None or lst.value is None or not _empty_list(lst.value) or \
-                not (0 <= lst.step < len(flow.steps)) or flow.steps[lst.step].loops:
-            continue  # made inside some loop (per epoch, per batch around micro-batches): not shown to grow
-            continue
-        if any(b.name == f.value.value and b.value is not None and contains(it.loop, b.value)
-               for b in flow.bindings):
-            continue  # rebound in the loop: a fresh list per iteration
-        yield call, held
-
-
-def _empty_list(value) -> bool:
-    if isinstance(value, cst.List):
-        return not value.elements
-    return isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "list" \
-        and not value.args
 
 
 RULE = HistoryAccumulation

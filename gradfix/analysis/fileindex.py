@@ -376,26 +376,10 @@ class FileIndex:
     def module_saves_output(self, expr: cst.BaseExpression | None) -> bool:
         """Whether the module `expr` builds keeps its output for backward, so that an in-place op on
         what it returns breaks backward: `nn.ReLU()`, `nn.Sigmoid()`, `nn.LeakyReLU(inplace=True)`
-        (torchapi's tables), or an `nn.Sequential(...)` whose last layer is one."""
-        for _ in range(8):
-            while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-                "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_",
-            ):
-                expr = expr.func.value
-            if not isinstance(expr, cst.Call):
-                return False
-            ctor = self.ctor_of(expr)
-            if ctor in torchapi.OUTPUT_SAVING_MODULES:
-                return True
-            if ctor in torchapi.INPLACE_OUTPUT_SAVING_MODULES:
-                return inplace_flag(expr, torchapi.INPLACE_OUTPUT_SAVING_MODULES[ctor])
-            if ctor != "torch.nn.Sequential" or not expr.args:
-                return False
-            last = expr.args[-1]
-            if last.star or last.keyword is not None:
-                return False
-            expr = last.value
-        return False
+        (torchapi's tables), an `nn.Sequential(...)` whose last layer is one, or a module class of this
+        file whose forward returns such an output (analysis/output_saves.py)."""
+        from gradfix.analysis.output_saves import saves_output  # it reads this index
+        return saves_output(self, expr)
 
     def ctor_of(self, expr: cst.BaseExpression) -> str | None:
         """Qualified constructor name of `Ctor(...)`, seeing through `.cuda()`, `.to(...)`, `.train()`."""

@@ -381,6 +381,8 @@ def _built_in_place(value, ctors: frozenset[str] | None) -> bool:
     """`value` (or an element of a tuple or list display: parallel assignments bind each alone) is a call
     given a literal True whose callee's last name may be one of `ctors` (None: any callee)."""
     values = value.elts if type(value) in (ast.Tuple, ast.List) else (value,)
+    # `nn.Sequential(nn.ReLU(inplace=True), ...)`: the first layer runs in place on the Sequential's input
+    values = [v.args[0] if type(v) is ast.Call and _last(v.func) == "Sequential" and v.args else v for v in values]
     return any(type(v) is ast.Call and _true_arg(v) and (ctors is None or _last(v.func) in ctors) for v in values)
 
 
@@ -400,8 +402,9 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
             classes[stmt.name] = (called | old[0], params | old[1]) if old else (called, params)
     scopes: list[Scope] = []
     # names and attributes assigned a call given a literal True (`self.act = nn.ReLU(inplace=True)`): the
-    # modules `_inplace_module` may find built in place (`_constructor_call`: the value is that call)
+    # modules `_inplace_module` may find built in place (analysis/inplace_modules.py `_constructor_call`: the value is that call)
     true_targets: set[str] = set()
+    switched = [False]              # some `X.inplace = True` (GF101 `_switched_inplace`)
     surely_no_grad = _no_grad_decorator(ix)
     tensor_aliases = _tensor_aliases(ix)
     # (scope node, nearest class name when the scope is a method no function encloses)
@@ -480,6 +483,9 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                 if true_arg and _true_arg(n) and (inplace_functions is None or last in inplace_functions):
                     sc.true_call = True
             elif t is ast.Assign:
+                if true_arg and len(n.targets) == 1 and type(n.targets[0]) is ast.Attribute and \
+                        n.targets[0].attr == "inplace" and type(n.value) is ast.Constant and n.value.value is True:
+                    switched[0] = True  # `m.inplace = True`: any module call may now run in place
                 for tgt in n.targets:
                     if type(tgt) is ast.Name:
                         sc.bound.add(tgt.id)
@@ -567,7 +573,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # `_inplace_module`: a call given `inplace=True` itself (the functional form), or of a name or
     # `self.<attr>` that some statement assigns such a call (the module built in place)
     for sc in scopes:
-        if sc.true_call or sc.calls & true_targets:
+        if sc.true_call or sc.calls & true_targets or (switched[0] and sc.calls):
             sc.inplace = sc.module_inplace = True
         # GF101's `_inspect` needs the target's binding (`alias_root`: of its root name, in the scope's own flow)
         # tensor-typed, a parameter of unknown type, or a leaf factory: a name the scope binds only to values

@@ -287,6 +287,12 @@ def _inplace_tables() -> tuple[frozenset[str], frozenset[str]]:
 _INPLACE_FUNCTIONS, _INPLACE_CTORS = _inplace_tables()
 
 
+def _switches_inplace(node: ast.Assign) -> bool:
+    """`m.inplace = True`, `self.act.inplace = True`: a module made to run in place after it was built."""
+    return len(node.targets) == 1 and type(node.targets[0]) is ast.Attribute and node.targets[0].attr == "inplace" \
+        and type(node.value) is ast.Constant and node.value.value is True
+
+
 def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
     idents: set[str] = set()
     attrs: set[str] = set()
@@ -325,6 +331,8 @@ def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
         elif kind is ast.Assign:
             if not attr_container and len(node.targets) == 1 and type(node.targets[0]) is ast.Attribute:
                 attr_container = type(node.value) in _CONTAINERS or _empty_call(node.value)
+            if not true_arg and _switches_inplace(node):
+                true_arg = True  # `m.inplace = True`: a module switched to run in place (GF101)
         elif kind is ast.AugAssign:
             aug = True
             if type(node.target) is ast.Subscript:

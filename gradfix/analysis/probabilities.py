@@ -63,6 +63,9 @@ class Probabilities:
                 # `x.softmax(dim=1)`, a tensor method; `self.softmax(x)` calls a submodule, whatever its name
                 # says (an `nn.LogSoftmax` named `softmax`): its constructor decides, below
                 return expr.func.attr.value, index.code(expr)
+            if isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "forward" and \
+                    isinstance(expr.func.value, cst.Name) and expr.func.value.value != "self":
+                return self._callee_output(expr, expr.func.value, flow, depth)  # `model.forward(x)`: its forward
             return self._callee_output(expr, expr.func, flow, depth)
         if isinstance(expr, cst.Name) and flow is not None:
             b = flow.load_binding.get(id(expr))
@@ -176,10 +179,13 @@ class Probabilities:
                 return None
             if isinstance(node, cst.Return):
                 ret = node.value
+                hit = None
                 if isinstance(ret, cst.Name):
                     rb = fn_flow.load_binding.get(id(ret))
+                    hit = _added_last(self.index, fn, ret.value, rb.value if rb is not None else None)
                     ret = rb.value if rb is not None else None
-                hit = self._sequential_last(ret) if isinstance(ret, cst.Call) else None
+                if hit is None:
+                    hit = self._sequential_last(ret) if isinstance(ret, cst.Call) else None
                 if hit is not None:
                     hit = (hit[0], f"an {hit[1]}")
                 elif isinstance(ret, cst.Call) and isinstance(ret.func, cst.Name) and \
@@ -328,6 +334,40 @@ class Probabilities:
 
 
 _MOVES = frozenset({"to", "cuda", "cpu", "double", "float", "half", "train", "eval"})
+
+
+def _added_last(index, fn: cst.FunctionDef, name: str, value) -> tuple[str, str] | None:
+    """`model = nn.Sequential()` then `model.add_module("...", layer)` statements, the last adding an
+    `nn.Softmax` / `nn.LogSoftmax`, before `return model`: (kind, description). Every use of `model` in the
+    function must be that binding, those `add_module` calls at the top level of its body (not in a branch or
+    a loop) and the `return`; anything else (another method, an item assignment, a second binding) means
+    unknown."""
+    if not (isinstance(value, cst.Call) and not value.args and
+            qualname(value.func, index.imports) == "torch.nn.Sequential"):
+        return None
+    added = []
+    for stmt in fn.body.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 and isinstance(stmt.body[0], cst.Expr):
+            call = stmt.body[0].value
+            if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and \
+                    call.func.attr.value == "add_module" and isinstance(call.func.value, cst.Name) and \
+                    call.func.value.value == name and len(call.args) == 2 and \
+                    not any(a.star or (a.keyword is not None and a.keyword.value != "module") for a in call.args):
+                added.append(call)
+    uses = [n for n in walk(fn.body) if isinstance(n, cst.Name) and n.value == name]
+    allowed = {id(c.func.value) for c in added}
+    others = [n for n in uses if id(n) not in allowed]
+    binds = [n for n in walk(fn.body) if isinstance(n, cst.AssignTarget) and
+             isinstance(n.target, cst.Name) and n.target.value == name]
+    returns = [n for n in walk(fn.body) if isinstance(n, cst.Return) and isinstance(n.value, cst.Name) and
+               n.value.value == name]
+    if not added or len(binds) != 1 or len(others) != 1 + len(returns):
+        return None  # a use other than the binding, the add_module calls and the returns
+    last = added[-1].args[1].value
+    ctor = index.ctor_of(last)
+    if ctor in SOFTMAX_MODULES:
+        return SOFTMAX_MODULES[ctor], f"nn.Sequential whose last add_module adds {index.code(last)}"
+    return None
 
 
 def _only_the_parameter(flow: Flow, name: str) -> bool:

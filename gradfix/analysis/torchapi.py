@@ -146,6 +146,12 @@ VIEW_METHODS = frozenset(
         "as_strided", "unfold", "contiguous", "movedim", "swapaxes", "swapdims", "mT", "T",
     }
 )
+# Functions returning several views of one tensor: autograd refuses an in-place op on any of them
+# ("Output 1 of Split is a view and is being modified inplace ... returns multiple views") when the
+# view requires grad, in the forward pass (measured with torch 2.13: chunk, split and unbind raise;
+# tensor_split does not and is not listed).
+MULTI_VIEW_METHODS = frozenset({"chunk", "split", "unbind", "split_with_sizes"})
+MULTI_VIEW_FUNCS = frozenset({"torch.chunk", "torch.split", "torch.unbind"})
 # On CPU these alias too (.cpu() of a CPU tensor, .numpy()); hazards.md: "real aliases".
 MAYBE_ALIAS_METHODS = frozenset({"cpu", "numpy", "to", "type_as", "float", "double", "half"})
 VIEW_ATTRIBUTES = frozenset({"data", "T", "mT", "H", "real", "imag"})
