@@ -6,14 +6,14 @@ import libcst as cst
 
 from gradfix.analysis.callgraph import argument_for
 from gradfix.analysis.expressions import code_of
+from gradfix.analysis.graph_walks import backward_ran_since, later_backwards_skip
 from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
-from gradfix.analysis.loops import backward_target, calls_backward
 from gradfix.analysis.names import qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
-from gradfix.analysis.trainstep import names_in, torch_alias
+from gradfix.analysis.trainstep import torch_alias
 from gradfix.analysis.tree import walk
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
@@ -34,74 +34,6 @@ def parenthesize(expr: cst.BaseExpression) -> cst.BaseExpression:
     if expr.lpar or isinstance(expr, _ATOMS):
         return expr
     return expr.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
-
-
-def _backward_ran_since(flow, saved_steps: list[int], step: int) -> bool:
-    """A backward() runs after the last save and before `step`, and none runs after `step` in the
-    scope's order: `probs.mul_(100)` for logging after `loss.backward()` changes nothing autograd needs.
-    Or each save's graph was walked and freed before `step` (`_graphs_freed`): later backward() calls may
-    run, but none can walk those graphs again."""
-    if not saved_steps:
-        return False
-    backwards = [st.index for st in flow.steps if calls_backward(st, flow)]
-    if any(max(saved_steps) < b < step for b in backwards) and not any(b > step for b in backwards):
-        return True
-    return _graphs_freed(flow, saved_steps, step)
-
-
-def _graphs_freed(flow, saved_steps: list[int], step: int) -> bool:
-    """Every save is followed, before `step`, by a backward() that walks its graph and frees it: the
-    backpropagated value is built, by this scope's names bound before that backward, from what the saving
-    statement computed (`out = F.conv2d(x, w)`; `out.backward()`; `w += 1`; `out = F.conv2d(x, w)`;
-    `out.backward()`: the second backward walks a new graph that saved `w` after the change). A backward
-    with `retain_graph` / `create_graph` (or positional options) keeps its graph and does not count, nor
-    does one in a branch or a loop `step` is not inside (it may not run). Walking a freed graph again raises
-    whether or not the tensor changed, so the in-place op breaks nothing."""
-    here = flow.steps[step]
-    pending = set(saved_steps)
-    for st in flow.steps[min(saved_steps) + 1:step]:
-        if not pending:
-            break
-        if not calls_backward(st, flow) or not set(st.branch) <= set(here.branch) or \
-                any(all(l is not m for m in here.loops) for l in st.loops):
-            continue
-        for node in walk(st.node):
-            if not isinstance(node, cst.Call):
-                continue
-            found = backward_target(node, flow)
-            if found is None or _keeps_graph(node):
-                continue
-            pending -= _statements_reached(flow, found[0], st.index) & {s for s in pending if s < st.index}
-    return not pending
-
-
-def _keeps_graph(call: cst.Call) -> bool:
-    """`loss.backward(retain_graph=True)`, `backward(g, True)`: options that keep the graph (or may)."""
-    positional = [a for a in call.args if a.keyword is None]
-    return len(positional) > 1 or any(a.keyword is not None and a.keyword.value in ("retain_graph", "create_graph")
-                                      for a in call.args)
-
-
-def _statements_reached(flow, target: cst.BaseExpression, at: int) -> set[int]:
-    """The steps whose bindings the value `target`, read at step `at`, is built from: the bindings of its
-    names that may reach `at` (analysis/reaching.py), then theirs, back through the scope."""
-    reached: set[int] = set()
-    seen: set[tuple[str, int]] = set()
-    todo = [(name, at) for name in names_in(target)]
-    while todo:
-        name, where = todo.pop()
-        if (name, where) in seen:
-            continue
-        seen.add((name, where))
-        for r in reaching(flow, name, where):
-            b = r.binding
-            if b.step < 0 or b.step in reached:
-                continue
-            reached.add(b.step)
-            if isinstance(b.value, cst.CSTNode):
-                todo.extend((n, b.step) for n in names_in(b.value))
-    return reached
-
 
 
 class InplaceOnActivation(Rule):
@@ -261,7 +193,7 @@ class InplaceOnActivation(Rule):
             return None
         # the call's own save does not count: in place, the activation saves its result instead
         saved = flow.saved_before(binding, st.index, excluding=call)
-        if not saved or _backward_ran_since(flow, flow.saved_steps(binding, st.index, excluding=call), st.index):
+        if not saved or backward_ran_since(flow, flow.saved_steps(binding, st.index, excluding=call), st.index):
             later = None if is_dropout(how) else _value_read_after(ctx.index, flow, binding, st)
             if later is None:
                 return None
@@ -305,9 +237,9 @@ class InplaceOnActivation(Rule):
             if len(calls) > 1 and isinstance(base, cst.Name):
                 target = base  # the chain writes into `x` once per call
         saved = flow.saved_before(binding, st.index)
-        if saved and _backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
+        if saved and backward_ran_since(flow, flow.saved_steps(binding, st.index), st.index):
             saved = []  # backward() already used (and freed) the graph that saved it
-        if saved and _later_backwards_skip(ctx.index, flow, binding, st.index):
+        if saved and later_backwards_skip(ctx.index, flow, binding, st.index):
             return None  # every later backward() is of a loss whose graph never reads this tensor
         when = ""
         if not saved and isinstance(target, cst.Name):
@@ -510,7 +442,7 @@ def _saved_at_a_call_site(index, flow, binding):
         if cb is None or cb.no_grad:
             continue
         saved = caller.saved_before(cb, cst_step.index)
-        if saved and not _backward_ran_since(caller, caller.saved_steps(cb, cst_step.index), cst_step.index):
+        if saved and not backward_ran_since(caller, caller.saved_steps(cb, cst_step.index), cst_step.index):
             line = index.position(call).start.line
             return [f"at the call `{code_of(call)}` on line {line}, `{arg.value}`: {saved[0]}"], ""
     return None
@@ -540,55 +472,6 @@ def _value_read_after(index, flow, binding, st):
                     continue
             return later.node
     return None
-
-
-_BUILTINS = frozenset({"True", "False", "None", "print", "len", "range", "float", "int", "sum", "min", "max"})
-
-
-def _later_backwards_skip(index, flow, binding, step: int) -> bool:
-    """Every backward() after `step` backpropagates a value built, by the names of this scope, without the
-    written tensor or a view of it: `ce = F.cross_entropy(x, y)` first, then a separate `p = F.softmax(x)`
-    edited in place to compare with `x.grad`, then `ce.backward()`; the graph that saved `p` is never
-    walked. A name the scope does not bind (a parameter is bound; a global or attribute is not), other than an
-    import, or a container that is handed the tensor (`outs.append(p)`), means the graph is not shown."""
-    held = {b.name for b in flow.bindings if b.shares_storage(binding)}
-    targets = []
-    for st in flow.steps[step + 1:]:
-        if not calls_backward(st, flow):
-            continue
-        for node in walk(st.node):
-            if isinstance(node, cst.Call):
-                t = backward_target(node, flow)
-                if t is not None:
-                    targets.append(t[0])
-    if not targets:
-        return False
-    values: dict[str, list] = {}
-    for b in flow.bindings:
-        values.setdefault(b.name, []).append(b.value)
-    reads: set[str] = set()
-    todo = [n for t in targets for n in names_in(t)]
-    while todo:
-        name = todo.pop()
-        if name in reads:
-            continue
-        reads.add(name)
-        if name in held:
-            return False
-        if name not in values:
-            if name not in index.imports.aliases and name not in _BUILTINS:
-                return False
-            continue
-        for value in values[name]:
-            if isinstance(value, cst.CSTNode):
-                todo.extend(names_in(value))
-    for st in flow.steps:  # `outs.append(p)`, `store.update(p)`: the container holds the tensor
-        for node in walk(st.node):
-            if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
-                    isinstance(node.func.value, cst.Name) and node.func.value.value in reads - index.imports.modules and \
-                    any(names_in(a.value) & held for a in node.args):
-                return False
-    return True
 
 
 def _holders(aliases: list[str]) -> str:
@@ -624,7 +507,7 @@ def _saved_on_a_skipping_path(flow, name: str, step: int):
             continue
         inside = steps_in(flow, reach.skipped)
         saves = [(i, why) for i, why in zip(flow.saved_steps(b, step), flow.saved_before(b, step)) if i not in inside]
-        if not saves or _backward_ran_since(flow, [i for i, _ in saves], step):
+        if not saves or backward_ran_since(flow, [i for i, _ in saves], step):
             continue
         skipped = " and ".join(f"`if {code_of(t)}:`" for t in tests)
         return b, [why for _, why in saves], f" when {skipped} {'does' if len(tests) == 1 else 'do'} not run"
