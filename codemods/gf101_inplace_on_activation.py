@@ -271,22 +271,11 @@ class InplaceOnActivation(Rule):
             message = f"in-place `{op_text}` on `{name}` also changes {_holders(aliases)}"
         if saved and aliases:
             message += f"; it also changes {_holders(aliases)}"
-        stmt = st.node
-        fix = None
-        whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
-        if isinstance(target, cst.Name) and whole_statement:
-            replacement = self._rewrite(stmt, node, target)
-            if replacement is not None:
-                unsafe = bool(aliases) or binding.is_param or root.is_param
-                fix = ctx.fix(
-                    f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`",
-                    [Edit(stmt, replacement)],
-                    Safety.UNSAFE if unsafe else Safety.SAFE,
-                    {"kind": "equal"},
-                )
-        elif not isinstance(target, cst.Name):
+        unsafe = bool(aliases) or binding.is_param or root.is_param
+        fix = _out_of_place_fix(ctx, st.node, node, target, Safety.UNSAFE if unsafe else Safety.SAFE)
+        if not isinstance(target, cst.Name):
             message += "; a subscript target cannot be rewritten out of place (clone the tensor first)"
-        return ctx.finding(stmt, message, fix)
+        return ctx.finding(st.node, message, fix)
 
     def _leaf_inplace(self, ctx, flow, st, node, binding, target):
         """`w -= lr * w.grad` (or `w.add_(1)`, `w[0] = 1.0`) with grad mode on, on a leaf that requires grad
@@ -411,17 +400,23 @@ def _multi_view_write(ctx, flow, st, node, target):
     message = (f"{what}: `{b.name}` is one of several views {how} returns of a tensor that requires grad, and "
                f"autograd refuses to modify such a view in place: the forward pass raises \"... is a view and "
                f"is being modified inplace ... returns multiple views\"; use the out-of-place form")
-    stmt = st.node
-    fix = None
-    whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
-    if isinstance(target, cst.Name) and whole_statement:
-        replacement = InplaceOnActivation._rewrite(stmt, node, target)
-        if replacement is not None:
-            fix = ctx.fix(f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`",
-                          [Edit(stmt, replacement)], Safety.SAFE, {"kind": "equal"})
-    elif not isinstance(target, cst.Name):
+    fix = _out_of_place_fix(ctx, st.node, node, target, Safety.SAFE)
+    if not isinstance(target, cst.Name):
         message += " (clone the view first: a subscript target cannot be rewritten out of place)"
-    return ctx.finding(stmt, message, fix)
+    return ctx.finding(st.node, message, fix)
+
+
+def _out_of_place_fix(ctx, stmt, node, target, safety):
+    """The out-of-place rewrite of an in-place op that is its whole statement on a plain name (`x += y` ->
+    `x = x + y`, `x.relu_()` -> `x = x.relu()`), checked `equal` by the verifier; None otherwise."""
+    whole_statement = stmt is node or (isinstance(stmt, cst.Expr) and stmt.value is node)
+    if not (isinstance(target, cst.Name) and whole_statement):
+        return None
+    replacement = InplaceOnActivation._rewrite(stmt, node, target)
+    if replacement is None:
+        return None
+    return ctx.fix(f"rewrite as `{ctx.module.code_for_node(replacement).strip()}`", [Edit(stmt, replacement)],
+                   safety, {"kind": "equal"})
 
 
 def _saved_at_a_call_site(index, flow, binding):
