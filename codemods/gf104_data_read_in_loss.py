@@ -6,7 +6,8 @@ import libcst as cst
 
 from gradfix.analysis.expressions import code_of
 from gradfix.analysis.flow import Kind
-from gradfix.analysis.gradpath import GradPaths, forward_cuts
+from gradfix.analysis.forward_cuts import forward_cuts
+from gradfix.analysis.gradpath import GradPaths
 from gradfix.analysis.loops import _walk_calls, training_loops
 from gradfix.analysis.names import chain_root, dotted
 from gradfix.analysis.flags import passed_for

@@ -16,8 +16,9 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flow import Flow, Kind
+from gradfix.analysis.forward_cuts import forward_cuts, literal_key
+from gradfix.analysis.module_ctors import module_ctor_of
 from gradfix.analysis.loops import TrainingLoop, calls_backward, is_model_call, is_optimizer_step
 from gradfix.analysis.names import dotted, qualname, target_names
 from gradfix.analysis.trainstep import loss_expressions, optimizer_names
@@ -223,7 +224,7 @@ class GradPaths:
             for call in calls_in(st.node):
                 if not self.calls_trained(call):
                     continue
-                ctor = _module_ctor_of(index, flow, call.func)
+                ctor = module_ctor_of(index, flow, call.func)
                 cuts = forward_cuts(index, ctor) if ctor in index.module_classes else {}
                 if cuts:
                     cuts_of[id(call)] = cuts
@@ -233,14 +234,14 @@ class GradPaths:
                 if type(node) is not cst.Subscript or len(node.slice) != 1 or \
                         not isinstance(node.slice[0].slice, cst.Index):
                     continue
-                key = _literal_key(node.slice[0].slice.value)
+                key = literal_key(node.slice[0].slice.value)
                 base = node.value
                 if isinstance(base, cst.Name):
                     b = flow.name_binding(base)
                     base = b.value if b is not None and b.step >= 0 else None
                 cuts = cuts_of.get(id(base), {}) if isinstance(base, cst.Call) else {}
                 if key is not None and key in cuts:
-                    found[id(node)] = cuts[key] + (_module_ctor_of(index, flow, base.func),)
+                    found[id(node)] = cuts[key] + (module_ctor_of(index, flow, base.func),)
         return found
 
     def calls_trained(self, call: cst.Call) -> bool:
@@ -289,7 +290,7 @@ class GradPaths:
             cls = self.index.enclosing_class(call)  # `self.critic_net(s, a)` in a learner holding `self.actor_net`
             cls_name = cls.name.value if cls is not None else None
         else:
-            ctor = _module_ctor_of(self.index, self.flow, call.func.value)
+            ctor = module_ctor_of(self.index, self.flow, call.func.value)
             cls_name = ctor.rsplit(".", 1)[-1] if ctor else None
             cls = self.index.classes.get(cls_name) if cls_name else None
         if cls is None:
@@ -513,78 +514,6 @@ def parameter_owners(index) -> set[str]:
     return index.memo("gradpath.parameter_owners", compute)
 
 
-_MODE_TEST = re.compile(r"training|eval|infer|export|predict|deploy|test", re.I)
-
-
-def forward_cuts(index, cls_name: str) -> dict:
-    """What the forward of module class `cls_name` returns cut from autograd: {key: (cut node,
-    "detach" or "data")}, the key a dict key or tuple position of the returned value (None: the
-    whole value), when every return of forward cuts it: `weights = weights.detach(); return
-    {"weight": weights, ...}`, `outputs = outputs.data; return outputs`. A cut under a test of the
-    mode (`if not self.training:`, `if self.export:`) is an inference path and left out."""
-    return index.memo(f"gradpath.forward_cuts.{cls_name}", lambda: _forward_cuts(index, cls_name))
-
-
-def _forward_cuts(index, cls_name: str) -> dict:
-    fn = index.method(cls_name, "forward")
-    if fn is None:
-        return {}
-    flow = index.flow(fn)
-    per_return = []
-    for node in walk(fn.body):
-        if type(node) is cst.Return and index.enclosing(node, (cst.FunctionDef, cst.Lambda)) is fn:
-            value = node.value
-            if isinstance(value, cst.Dict):
-                items = [(_literal_key(e.key), e.value) for e in value.elements if isinstance(e, cst.DictElement)]
-            elif isinstance(value, cst.Tuple):
-                items = [(i, e.value) for i, e in enumerate(value.elements)]
-            else:
-                items = [(None, value)]
-            per_return.append({k: c for k, v in items if k is not None or v is value
-                               for c in [_returned_cut(index, flow, fn, v)] if c is not None})
-    if not per_return:
-        return {}
-    common = set(per_return[0])
-    for cuts in per_return[1:]:
-        common &= set(cuts)
-    return {k: per_return[0][k] for k in common}
-
-
-def _returned_cut(index, flow: Flow, fn, expr) -> tuple[cst.CSTNode, str] | None:
-    """(cut, kind) when `expr` (or the value its name holds where it is returned) is `x.detach()`
-    or `x.data` of an `x` that requires grad, outside a test of the mode."""
-    if isinstance(expr, cst.Name):
-        b = flow.name_binding(expr)
-        if b is None or b.step < 0 or not isinstance(b.value, cst.BaseExpression) or b.no_grad:
-            return None
-        expr = b.value
-    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value == "detach" \
-            and not expr.args:
-        inner, kind = expr.func.value, "detach"
-    elif isinstance(expr, cst.Attribute) and expr.attr.value == "data":
-        inner, kind = expr.value, "data"
-    else:
-        return None
-    if flow.requires_grad(inner) is not True:
-        return None
-    cur = index.parents.get(expr)
-    while cur is not None and cur is not fn:
-        if type(cur) is cst.If and _MODE_TEST.search(index.code(cur.test)):
-            return None
-        cur = index.parents.get(cur)
-    return expr, kind
-
-
-def _literal_key(expr):
-    """The value of a string or integer literal key, else None."""
-    if isinstance(expr, cst.SimpleString):
-        value = expr.evaluated_value
-        return value if isinstance(value, str) else None
-    if isinstance(expr, cst.Integer):
-        return int(expr.value)
-    return None
-
-
 def _terms(expr: cst.BaseExpression) -> list[cst.BaseExpression]:
     """`a + b - c * d` -> [a, b, c * d]; a constant factor is peeled: `0.1 * reg` -> reg."""
     if isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, (cst.Add, cst.Subtract)):
@@ -657,46 +586,6 @@ def optimized_parts(tl: TrainingLoop) -> set[str] | None:
             return None
         parts.add(cst.Module([]).code_for_node(held.func.value).strip())
     return parts
-
-
-def _module_ctor_of(index, flow: Flow | None, func: cst.BaseExpression, depth: int = 0) -> str | None:
-    """Constructor qualname of the module `func` calls: `crit`, `self.crit`, `nn.Softmax(1)`."""
-    if isinstance(func, cst.Call):
-        return index.ctor_of(func)
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        cls = index.enclosing_class(func)
-        if cls is not None:
-            return index.submodules.get(cls.name.value, {}).get(func.attr.value)
-        return None
-    if isinstance(func, cst.Name) and flow is not None:
-        b = flow.load_binding.get(id(func))
-        if b is None:
-            for bd in flow.bindings:
-                if bd.name == func.value and bd.kind is Kind.MODULE:
-                    b = bd
-        if b is None and flow.scope is not index.module:
-            for bd in index.flow(index.module).bindings:
-                if bd.name == func.value and bd.kind is Kind.MODULE:
-                    b = bd
-        if b is not None and b.kind is Kind.MODULE:
-            return b.ctor
-        if b is not None and b.is_param and b.kind is Kind.UNKNOWN and b.ctor is None and flow.function is not None \
-                and depth < 3:
-            return _passed_ctor(index, flow, func.value, depth)
-    return None
-
-
-def _passed_ctor(index, flow: Flow, name: str, depth: int) -> str | None:
-    """The module constructor every call of the function in the file passes for parameter `name`
-    (`train(model, nn.CrossEntropyLoss(), ...)`), else None."""
-    args = passed_arguments(index, flow.function, name)
-    if not args:
-        return None
-    ctors = set()
-    for caller, arg in args:
-        ctors.add(_module_ctor_of(index, caller, arg, depth + 1) if isinstance(arg, cst.Name) else
-                  index.ctor_of(arg) if isinstance(arg, cst.Call) else None)
-    return ctors.pop() if len(ctors) == 1 else None
 
 
 __all__ = ["GradPaths", "is_break", "straight_through"]

@@ -9,7 +9,7 @@ import libcst as cst
 from gradfix.analysis.callgraph import passed_arguments
 from gradfix.analysis.flags import call_takes_branch, guarding_flags
 from gradfix.analysis.flow import Flow, Kind
-from gradfix.analysis.gradpath import _module_ctor_of
+from gradfix.analysis.module_ctors import module_ctor_of
 from gradfix.analysis.names import qualname
 from gradfix.analysis.tree import walk
 
@@ -28,7 +28,7 @@ def cross_entropy_input(call: cst.Call, index, flow: Flow | None) -> cst.BaseExp
     """The logits argument of `F.cross_entropy(x, y)` / `nn.CrossEntropyLoss()(x, y)` / `crit(x, y)`."""
     q = qualname(call.func, index.imports)
     if q not in CROSS_ENTROPY_FUNCS:
-        ctor = _module_ctor_of(index, flow, call.func)
+        ctor = module_ctor_of(index, flow, call.func)
         if ctor not in CROSS_ENTROPY_MODULES:
             return None
     for a in call.args:
@@ -81,7 +81,7 @@ class Probabilities:
         own scope, or a caller's for a module passed in as an argument)."""
         index = self.index
         func = self._compiled(callee, flow)
-        ctor = _module_ctor_of(index, flow, func)
+        ctor = module_ctor_of(index, flow, func)
         if ctor in SOFTMAX_MODULES:
             return SOFTMAX_MODULES[ctor], index.code(expr)
         if ctor == "torch.nn.Sequential" and isinstance(func, cst.Name) and flow is not None:
@@ -206,7 +206,7 @@ class Probabilities:
         whose every `return` is a tuple (`validity, label = disc(img)`)."""
         if not isinstance(value, cst.Call):
             return None
-        ctor = _module_ctor_of(self.index, flow, self._compiled(value.func, flow))
+        ctor = module_ctor_of(self.index, flow, self._compiled(value.func, flow))
         if ctor is None or ctor not in self.index.module_classes or \
                 self.index.defined_after(ctor, value, self._built_at(value.func, flow)):
             return None
