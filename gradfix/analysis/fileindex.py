@@ -17,6 +17,16 @@ _STATEMENT_CONTAINERS = concrete(cst.BaseCompoundStatement, cst.IndentedBlock, c
                                  cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
+_MOVES = frozenset({"cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_"})
+
+
+def strip_moves(expr):
+    """`Ctor(...)` of `Ctor(...).cuda().train()`: calls that return the module they are called on."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in _MOVES:
+        expr = expr.func.value
+    return expr
+
+
 class FileIndex:
     """Facts about one parsed file, computed lazily and shared by all rules."""
 
@@ -383,10 +393,7 @@ class FileIndex:
 
     def ctor_of(self, expr: cst.BaseExpression) -> str | None:
         """Qualified constructor name of `Ctor(...)`, seeing through `.cuda()`, `.to(...)`, `.train()`."""
-        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-            "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_",
-        ):
-            expr = expr.func.value
+        expr = strip_moves(expr)
         if isinstance(expr, cst.Call):
             q = qualname(expr.func, self.imports)
             if q in torchapi.MODULE_RETURNING and expr.args and expr.args[0].keyword is None:

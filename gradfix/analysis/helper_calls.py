@@ -14,7 +14,7 @@ import re
 
 import libcst as cst
 
-from gradfix.analysis.numbers import _own_nodes, is_number, returns_and_bindings
+from gradfix.analysis.numbers import own_nodes, is_number, returns_and_bindings
 from gradfix.analysis.tree import walk
 
 _PLACEHOLDER = re.compile(r"_{3,}")
@@ -88,7 +88,7 @@ def is_stub_call(index, call: cst.Call) -> bool:
 
 
 def _is_stub(index, fn: cst.FunctionDef) -> bool:
-    own = list(_own_nodes(fn))
+    own = list(own_nodes(fn))
     if any(isinstance(n, (cst.Yield, cst.Await)) for n in own):
         return False
     returns = [n for n in own if isinstance(n, cst.Return)]

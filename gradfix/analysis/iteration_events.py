@@ -384,12 +384,6 @@ def _binds(node: cst.CSTNode, flag: str) -> bool:
     return any(type(n) is cst.Name and n.value == flag for t in targets for n in walk(t))
 
 
-def _source_order(node: cst.CSTNode):
-    yield node
-    for child in node.children:
-        yield from _source_order(child)
-
-
 def flag_excludes(a: Event, b: Event, body: cst.CSTNode) -> bool:
     """`a` runs only in a block that sets a flag (`skip = True`, a statement of a branch `a` runs under and `b`
     does not), and `b` only under a test that needs the flag false (`if not skip:`), with no binding of the
@@ -420,7 +414,7 @@ def flag_excludes(a: Event, b: Event, body: cst.CSTNode) -> bool:
                 continue
             passed_a = False
             rebound = False
-            for n in _source_order(body):
+            for n in walk(body):  # pre-order, source order
                 if n is a.line:
                     passed_a = True
                 elif n is node:

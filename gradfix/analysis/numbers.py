@@ -114,7 +114,7 @@ def returns_and_bindings(fn: cst.FunctionDef) -> tuple[list, dict[str, list]] | 
         return None
     assigned: dict[str, list] = {}
     returns = []
-    for node in _own_nodes(fn):
+    for node in own_nodes(fn):
         if isinstance(node, cst.Return):
             returns.append(node.value)
         elif isinstance(node, cst.Assign):
@@ -155,7 +155,7 @@ def _record_target(assigned: dict, target, value) -> None:
                            None)  # an unpacked element: what it holds is not shown
 
 
-def _own_nodes(fn: cst.FunctionDef):
+def own_nodes(fn: cst.FunctionDef):
     """The nodes of `fn`'s body, not those of functions, classes or lambdas nested in it."""
     stack = [fn.body]
     while stack:

@@ -18,26 +18,11 @@ from __future__ import annotations
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.fileindex import inplace_flag
+from gradfix.analysis.fileindex import inplace_flag, strip_moves
+from gradfix.analysis.numbers import own_nodes
 from gradfix.analysis.names import qualname
 from gradfix.analysis.tree import walk
 
-_SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-
-def _own_returns(fn: cst.FunctionDef) -> list[cst.Return]:
-    """The `return` statements of `fn`'s own body (not of a nested function, lambda or class)."""
-    out: list[cst.Return] = []
-    stack: list[cst.CSTNode] = [fn.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.Return):
-            out.append(node)
-            continue
-        if isinstance(node, _SCOPES):
-            continue
-        stack.extend(node.children)
-    return out
 
 
 def _saving_value(index, cname: str, expr, active: frozenset[str]) -> bool:
@@ -79,10 +64,7 @@ def saves_output(index, expr, active: frozenset[str] = frozenset()) -> bool:
     tables, an `nn.Sequential(...)` whose last layer is one, or a module class of this file whose every
     `forward` return is such an output (`class_returns_saved_output`)."""
     for _ in range(8):
-        while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in (
-            "cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_",
-        ):
-            expr = expr.func.value
+        expr = strip_moves(expr)
         if not isinstance(expr, cst.Call):
             return False
         ctor = index.ctor_of(expr)
@@ -114,7 +96,7 @@ def _class_returns_saved_output(index, cname: str, active: frozenset[str]) -> bo
     forward = index.method(cname, "forward")
     if forward is None:
         return False
-    returns = _own_returns(forward)
+    returns = [n for n in own_nodes(forward) if isinstance(n, cst.Return)]  # not those of nested scopes
     if not returns:
         return False
     bound: dict[str, list] = {}
