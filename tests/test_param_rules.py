@@ -144,6 +144,39 @@ def test_detect_only_rules_offer_no_fix():
     assert all(f.fix is None for f in findings)
 
 
+def _double_softmax_shrink(classes: int) -> float:
+    """How many times smaller the head's gradient is when cross_entropy gets softmax(logits) instead of logits."""
+    import torch
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(0)
+    feats = torch.randn(256, 64, generator=gen)
+    labels = torch.randint(0, classes, (256,), generator=gen)
+    w = (torch.randn(64, classes, generator=gen) / 8).requires_grad_()
+    logits = feats @ w
+    (on_logits,) = torch.autograd.grad(F.cross_entropy(logits, labels), w, retain_graph=True)
+    (on_probs,) = torch.autograd.grad(F.cross_entropy(logits.softmax(-1), labels), w)
+    return float(on_logits.norm() / on_probs.norm())
+
+
+def test_double_softmax_message_names_no_fixed_shrink():
+    """The shrink depends on the class count (a two-class head loses far less than a hundred-class one), which
+    the rule cannot see: the message must say so instead of one factor that is false for small heads."""
+    src = textwrap.dedent("""
+        import torch.nn.functional as F
+
+        def step(model, x, y):
+            probs = F.softmax(model(x), dim=1)
+            return F.cross_entropy(probs, y)
+    """)
+    findings, _ = Engine([RULES_BY_ID["GF308"]]).lint_source(src, "t.py")
+    assert [f.rule for f in findings] == ["GF308"]
+    assert "grows with the number of classes" in findings[0].message
+    assert "100-fold" not in findings[0].message
+    two, hundred = _double_softmax_shrink(2), _double_softmax_shrink(100)
+    assert 2 < two < 20 < hundred
+
+
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 
 

@@ -1,5 +1,5 @@
 # GF308 positive: probabilities passed to cross_entropy, which applies
-# log_softmax itself. Gradients shrink ~100-fold and the loss plateaus.
+# log_softmax itself. Gradients shrink (more with more classes), the loss plateaus.
 import torch.nn.functional as F
 
 
