@@ -101,7 +101,44 @@ def _raw_request(root, x: str = "torch.randn(rows, n_in)", extra: str = "") -> V
                                               "setup": "model = Raw(n_in, 2)"}, project_root=str(root))
 
 
+MASKED = """
+import torch
+import torch.nn as nn
+
+
+class Masked(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mask = torch.ones(1, 1, 16, 16, dtype=torch.bool)
+        self.conv = nn.Conv2d(1, 2, 3, padding=1)
+{extra}
+    def forward(self, x):
+        x = x.to(torch.float32) * self.mask
+        return self.conv(x)
+
+
+net = Masked()
+
+
+def show(img):
+    return net.forward(img)
+"""
+
+
+def _masked_request(root, extra: str = "") -> VerifyRequest:
+    src = textwrap.dedent(MASKED).replace("{extra}", extra)
+    call, new = "net.forward(img)", "net(img)"
+    (root / "masked.py").write_text(src, encoding="utf-8")
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if call in t)
+    return VerifyRequest(path=str(root / "masked.py"), original=src, rewritten=src.replace(call, new), rule="GF305",
+                         line=line, contract={"kind": "forward-call", "receiver": "net", "in_class": False,
+                                              "call_old": call, "call_new": new, "setup": "net = Masked()"},
+                         project_root=str(root))
+
+
 CASES = {
+    "masked": lambda r: _masked_request(r),
+    "masked_hooked": lambda r: _masked_request(r, extra=DOUBLE_HOOK),
     "guard": lambda r: _guard_request(r),
     "guard_hooked": lambda r: _guard_request(r, extra=DOUBLE_HOOK),
     "guard_argv": lambda r: _guard_request(r, width="int(sys.argv[1])"),
@@ -176,3 +213,16 @@ def test_unplaced_setup_only_for_names_read_by_placements():
     assert unplaced_setup("m = Net(n).to(device)", "n") is None  # the build itself reads it
     assert unplaced_setup("m = Net(device).to(device)", "device") is None  # read outside the placement too
     assert unplaced_setup("m = Net(4)", "device") is None
+
+
+def test_fp32_when_the_fitting_shape_meets_a_dtype_error(verdicts):
+    # 16x16 is the only shape the mask fits, and there the forward's own float32 tensor meets fp64 weights; every
+    # other shape fails for its size: the check runs in fp32 instead of giving up on the input
+    v = verdicts["masked"]
+    assert v.verdict == "equivalent", v
+    assert "fp32" in v.detail and "Weak check" in v.detail, v
+
+
+def test_fp32_retry_still_sees_a_hook_that_changes_the_result(verdicts):
+    v = verdicts["masked_hooked"]
+    assert v.verdict == "changes-behaviour", v
