@@ -41,6 +41,7 @@ if __name__ == "__main__":
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     net = Tiny(width, classes)
     net = net.to(device)
+{added}
     for batch in range(2):
         out = net.forward(torch.randn(5, 6))
 """
@@ -78,8 +79,9 @@ n_in = 9
 SCALE_INPUT = "        self.register_forward_pre_hook(lambda mod, args: (args[0] * 3,))\n"
 
 
-def _guard_request(root, width: str = "6", extra: str = "", setup: str = "net = net.to(device)") -> VerifyRequest:
-    src = textwrap.dedent(GUARD).replace("{width}", width).replace("{extra}", extra)
+def _guard_request(root, width: str = "6", extra: str = "", setup: str = "net = net.to(device)",
+                   added: str = "") -> VerifyRequest:
+    src = textwrap.dedent(GUARD).replace("{width}", width).replace("{extra}", extra).replace("{added}\n", added)
     call = "net.forward(torch.randn(5, 6))"
     new = "net(torch.randn(5, 6))"
     (root / "train.py").write_text(src, encoding="utf-8")
@@ -142,6 +144,7 @@ CASES = {
     "guard": lambda r: _guard_request(r),
     "guard_hooked": lambda r: _guard_request(r, extra=DOUBLE_HOOK),
     "guard_argv": lambda r: _guard_request(r, width="int(sys.argv[1])"),
+    "guard_hook_added": lambda r: _guard_request(r, added="    net.register_forward_hook(lambda m, a, o: o * 2)\n"),
     "guard_override": lambda r: _guard_request(r, extra=OVERRIDE),
     "placed_build": lambda r: _guard_request(r, setup="net = Tiny(6, 3).to(device)"),
     "raw": lambda r: _raw_request(r),
@@ -177,6 +180,13 @@ def test_main_block_build_still_sees_a_hook_that_changes_the_result(verdicts):
 
 def test_main_block_build_from_a_runtime_value_is_untestable(verdicts):
     v = verdicts["guard_argv"]
+    assert v.verdict == "untestable", v
+    assert "as the `__main__` block builds it" not in v.detail, v
+
+
+def test_hook_the_main_block_adds_after_the_build_is_not_missed(verdicts):
+    # the build statement alone would be a module without the hook: no block build, so no verdict about it
+    v = verdicts["guard_hook_added"]
     assert v.verdict == "untestable", v
     assert "as the `__main__` block builds it" not in v.detail, v
 

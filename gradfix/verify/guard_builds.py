@@ -76,6 +76,13 @@ def guard_build(tree: ast.Module, name: str, mod: types.ModuleType, before: int)
                     and st.targets[0].id == name and isinstance(st.value, ast.Call)):
                 continue
             call = st.value
+            root = call.func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            if isinstance(root, ast.Name) and root.id in _stored(fn):
+                return None  # the block rebinds the class's name: not the loaded module's class
+            if _hooks_after(guard, st.lineno, before):
+                return None  # a hook added to what the block built would be missed by a build of the statement alone
             cls = _callee(call.func, mod)
             if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
                 return None
@@ -100,6 +107,26 @@ def guard_build(tree: ast.Module, name: str, mod: types.ModuleType, before: int)
                     f"{st.lineno})" + (f", with `{sets}` set before it there" if sets else "") + ".")
             return ast.unparse(st), values, note
     return None
+
+
+HOOKING = ("hook", "weight_norm", "spectral_norm", "parametriz", "prune")
+
+
+def _hooks_after(guard: ast.If, start: int, end: int) -> bool:
+    """Whether the block calls anything hook-like (`register_forward_hook`, `weight_norm`, `prune.l1_unstructured`,
+    `register_parametrization`) between lines `start` and `end`."""
+    for node in ast.walk(guard):
+        if isinstance(node, ast.Call) and start <= node.lineno <= end:
+            f = node.func
+            names = []
+            while isinstance(f, ast.Attribute):
+                names.append(f.attr)
+                f = f.value
+            if isinstance(f, ast.Name):
+                names.append(f.id)
+            if any(h in n.lower() for n in names for h in HOOKING):
+                return True
+    return False
 
 
 def _reads(node: ast.AST, name: str) -> bool:
