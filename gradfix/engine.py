@@ -142,11 +142,10 @@ class Engine:
         self.rules = [r(self.config.options_for(r.id)) for r in rules if self.config.enabled(r.id)]
         # the run's other files (analysis/project.py), set by the front end that knows them
         self.project = None
-        # path -> (text, ids of the rules that may match it, the file's own factories: its summary's, the
-        # line ranges of definitions its reduced text leaves out or None: gradfix/reduced.py), from the parse
-        # that summarised the file for the project (gradfix/prescan.py, `check` only); used only while the
-        # text is the same
-        self.rule_hints: dict[str, tuple] = {}
+        # path -> (text, ids of the rules that may match it, the file's own factories: its summary's),
+        # from the parse that summarised the file for the project (gradfix/prescan.py); used only
+        # while the text is the same
+        self.rule_hints: dict[str, tuple[str, tuple[str, ...], dict]] = {}
 
     @property
     def fingerprint(self) -> str:
@@ -166,7 +165,7 @@ class Engine:
     def _findings(self, module: cst.Module, source: str, path: str, py_tree: ast.Module | None = None,
                   tables: tuple[dict, dict] | None = None, reuse=None,
                   errors: list[FileError] | None = None, parents_out: list | None = None,
-                  rules: list[Rule] | None = None, factories: dict | None = None, raw: bool = False) -> list[Finding]:
+                  rules: list[Rule] | None = None, factories: dict | None = None) -> list[Finding]:
         if rules is None:
             rules = self.rules if py_tree is None else self.rules_for(py_tree, source, path)
         wrapper = cst.MetadataWrapper(module, unsafe_skip_copy=True)
@@ -189,8 +188,6 @@ class Engine:
             index.keep_flows()
         finally:
             index.release()
-        if raw:
-            return found    # before per-file ignores and suppression comments (the reduced text's filter)
         if found and self.config.per_file_ignores:
             off = self.config.ignored_in(path)
             found = [f for f in found if not any(selects(s, f.rule) for s in off)]
@@ -227,8 +224,6 @@ class Engine:
                 py_tree = None
                 rules = [r for r in self.rules if r.id in hint[1]]
                 factories = hint[2]
-                if len(hint) > 3 and hint[3] and not self._reduced_finds(source, path, rules, factories, hint[3]):
-                    return [], []   # the reduced text, a filter only, finds nothing: neither would the whole
             else:
                 py_tree = _python_tree(source)
                 if hint is not None and hint[0] == source:
@@ -251,25 +246,6 @@ class Engine:
                                   errors, rules=rules, factories=factories), errors
         except RecursionError:
             return [], [FileError(path, None, "file too deeply nested to analyse")]
-
-    def _reduced_finds(self, source: str, path: str, rules: list[Rule], factories, dropped) -> bool:
-        """Whether the lint of the file's reduced text (gradfix/reduced.py) finds anything, suppressed or not,
-        or fails: then the whole file is linted and its result used."""
-        from gradfix import reduced
-
-        text = reduced.reduce(source, dropped)
-        reduced.OPERATIONS["reduced_lints"] += 1
-        try:
-            module = _cst_tree(text)
-            errors: list[FileError] = []
-            found = self._findings(module, text, path, None, errors=errors, rules=rules, factories=factories,
-                                   raw=True)
-        except (ParseFailure, RecursionError):
-            found, errors = [], [None]
-        if found or errors:
-            reduced.OPERATIONS["whole_lints"] += 1
-            return True
-        return False
 
     def proposals(self, source: str, path: str) -> tuple[list[tuple[Finding, str | None]], list[FileError]]:
         """Every finding with the whole text after applying its fix alone (None when it has no

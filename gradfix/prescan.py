@@ -17,7 +17,6 @@ import ast
 import gc
 import os
 
-from gradfix import reduced
 from gradfix.analysis import prepass
 from gradfix.analysis.project import ProjectIndex
 from gradfix.analysis.summary import summarise
@@ -29,8 +28,7 @@ _worker = None     # (rules, root) in a pool worker
 
 
 def scan_one(rules, root: str, path: str, text: str):
-    """(summary, (ids of the rules that may match, the line ranges its reduced text leaves out or None)) of one
-    file; (None, None) when it does not parse
+    """(summary, ids of the rules that may match) of one file; (None, None) when it does not parse
     (the engine reports that itself, as without this pass)."""
     was = gc.isenabled()
     gc.disable()    # the collector's passes over a worker's heap (inherited at fork) were a third of the scan
@@ -49,10 +47,8 @@ def _scan(rules, root: str, path: str, text: str):
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None, None
     summary = summarise(os.path.abspath(path), text, root, tree)
-    kept = prepass.rules_for(rules, tree, text, path)
-    # the definitions the reduced text may leave out (gradfix/reduced.py), decided on the same tree
-    dropped = reduced.selection(kept, tree, text, path) if kept else None
-    return summary, (tuple(r.id for r in kept), dropped)
+    ids = tuple(r.id for r in prepass.rules_for(rules, tree, text, path))
+    return summary, ids
 
 
 def _start(rules, config, root: str) -> None:
@@ -88,9 +84,9 @@ def build(engine, files: dict[str, str], root: str, jobs: int = 1) -> ProjectInd
         scanned = [scan_one(engine.rules, root, path, text) for path, text in items]
     index = ProjectIndex(root)
     hints = {}
-    for (path, text), (summary, kept) in zip(items, scanned):
+    for (path, text), (summary, ids) in zip(items, scanned):
         index.put(path, summary)
-        if kept is not None:
-            hints[path] = (text, kept[0], summary.factories, kept[1])
+        if ids is not None:
+            hints[path] = (text, ids, summary.factories)
     engine.rule_hints = hints
     return index

@@ -125,24 +125,3 @@ def of(tree: ast.AST) -> AstIndex:
     if found is None:
         found = tree._gradfix_index = AstIndex(tree)
     return found
-
-
-def of_part(whole: AstIndex, module: ast.Module) -> AstIndex:
-    """The index of `module`, a module made of some top-level statements of the tree `whole` indexes
-    (gradfix/reduced.py asks the pre-pass about one definition at a time), read from `whole`'s lists
-    instead of walking the statements again: the same nodes in the same order as `AstIndex(module)`.
-    Kept on `module` as `of` keeps an index; `whole`'s table of children is shared, not copied."""
-    found = module.__dict__.get("_gradfix_index")
-    if found is not None:
-        return found
-    ix = AstIndex.__new__(AstIndex)
-    ix._root = id(module)
-    children = whole._children
-    nodes = list(module.body)
-    for node in nodes:          # breadth first, as AstIndex.__init__
-        nodes.extend(children[id(node)])
-    ix.nodes = nodes
-    ix._children = children
-    ix._typed = {}
-    module._gradfix_index = ix
-    return ix
