@@ -9,9 +9,10 @@ from gradfix.analysis.leaves import requires_grad_set
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import (
     FACTORIES, CopyChain, append_arg, code_of, copy_chain, insert_before, is_optimizer_call, is_true, kwarg, make_kwarg, method_text,
-    outermost_chain, stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf, type_conversion_copies,
+    outermost_chain, stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
 )
 from gradfix.analysis.tree import walk
+from gradfix.analysis.type_copies import type_conversion_copies
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
