@@ -9,6 +9,7 @@ from gradfix.analysis.expressions import code_of
 from gradfix.analysis.graph_walks import backward_ran_since, later_backwards_skip
 from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
+from gradfix.analysis.list_saves import listcomp_subscripted, saved_list_element_at
 from gradfix.analysis.names import qualname
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
@@ -57,7 +58,11 @@ class InplaceOnActivation(Rule):
             "`x[mask] = 0`) is an in-place op too and is reported, also a write into one row of a buffer whose other "
             "row a product saved, a view sharing the buffer's version counter (`f[i] = f[i - 1] * w` in a loop over "
             "`range`: the index is a number, a loop counter or arithmetic of numbers, so the read is a view; an index "
-            "tensor selects a copy and is left alone), and so is a call of an activation or dropout module "
+            "tensor selects a copy and is left alone), an in-place op on an element of a list whose every element is a "
+            "saved output (`laterals = [F.relu(conv(f)) for conv, f in zip(self.lateral, feats)]`, then `laterals[i - 1] "
+            "+= up`: a list comprehension of an output-saving call whose argument requires grad, or calls a module of a "
+            "ModuleList attribute built from modules with parameters; detect only; left alone when the list is filled or "
+            "its items are assigned anywhere in the scope, is bound more than once on the way, or a backward() ran since), and so is a call of an activation or dropout module "
             "built with `inplace=True` (`self.drop = nn.Dropout(0.1, inplace=True)` then `h = self.drop(h)`, "
             "`nn.ReLU(True)`), or built plainly and switched in place later in the same `__init__` (`self.drop.inplace = "
             "True`, or a walk of `self.modules()` setting `m.inplace = True`, under at most `isinstance(m, ...)` tests "
@@ -165,8 +170,9 @@ class InplaceOnActivation(Rule):
         shape = facts.augassign or facts.subscript_store or facts.true_arg or any(
             is_inplace_method(a) or a in INPLACE_METHODS for a in facts.called_attrs)
         # and, in one scope, such an op with a value that may require grad: a finding needs
-        # `flow.holds(...) is True` in the op's own flow (analysis/gradscopes.py)
-        return shape and facts.grad_inplace_scopes > 0
+        # `flow.holds(...) is True` in the op's own flow (analysis/gradscopes.py); or, for an element of a list
+        # of saved outputs (`_saved_list_element`), a name bound to a list comprehension of calls and subscripted
+        return shape and (facts.grad_inplace_scopes > 0 or listcomp_subscripted(facts.tree))
 
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():
@@ -216,6 +222,9 @@ class InplaceOnActivation(Rule):
         split = _multi_view_write(ctx, flow, st, node, target)
         if split is not None:
             return split
+        listed = _saved_list_element(ctx, flow, st, node, binding, target)
+        if listed is not None:
+            return listed
         root = binding.root()
         if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
@@ -404,6 +413,31 @@ def _multi_view_write(ctx, flow, st, node, target):
     if not isinstance(target, cst.Name):
         message += " (clone the view first: a subscript target cannot be rewritten out of place)"
     return ctx.finding(st.node, message, fix)
+
+
+def _saved_list_element(ctx, flow, st, node, binding, target):
+    """`laterals[i - 1] += up` on an element of a list of saved outputs (analysis/list_saves.py). Detect only."""
+    if not (isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and
+            target.value.value == binding.name):
+        return None
+    if isinstance(node, cst.AugAssign):
+        if type(node.operator) not in _AUG_OPS:
+            return None
+        op_text = _AUG_OPS[type(node.operator)][1]
+        instead = f"{ctx.code(target)} = {ctx.code(target)} {op_text[:-1]} ..."
+    elif isinstance(node, cst.Call) and node.func.value is target and node.func.attr.value in INPLACE_METHODS:
+        op_text = f".{node.func.attr.value}()"
+        instead = f"{ctx.code(target)} = {ctx.code(target)}.{node.func.attr.value[:-1]}(...)"
+    else:
+        return None
+    made = saved_list_element_at(flow, binding, st.index)
+    if made is None:
+        return None
+    return ctx.finding(st.node, (
+        f"in-place `{op_text}` on `{ctx.code(target)}`, an element of `{binding.name}`, whose every element is the "
+        f"output of `{made}(...)`, which autograd saved for backward (line {ctx.span(binding.value).line}): "
+        f"backward() raises \"modified by an inplace operation\"; write it out of place (`{instead}`) (detect only)"),
+        None)
 
 
 def _out_of_place_fix(ctx, stmt, node, target, safety):

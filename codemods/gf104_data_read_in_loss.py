@@ -12,6 +12,7 @@ from gradfix.analysis.loops import _walk_calls, training_loops
 from gradfix.analysis.names import chain_root, dotted
 from gradfix.analysis.flags import passed_for
 from gradfix.analysis.provenance import is_parameters_call
+from gradfix.analysis.state_dict_terms import state_dict_call
 from gradfix.analysis.tree import children, contains, walk
 from gradfix.analysis.trainstep import loss_expressions, model_and_optimizer_setup, names_in
 from gradfix.model import Edit, Safety
@@ -249,7 +250,13 @@ class DataReadInLoss(Rule):
             "`pack_sequence(...)` or `PackedSequence(...)` in its function, or such a call itself: the packed values, "
             "which keep the graph, and dropping `.data` would hand the criterion a PackedSequence); and `.data` "
             "inside `torch.tensor(...)`, `np.array(...)` or `np.asarray(...)` (a copy into a new leaf or an array: no "
-            "graph with or without `.data`, as in a test that copies a numpy-backed course tensor's `.data` into torch). A rollout list filled by `values.append(value)` in the step carries what its items do."
+            "graph with or without `.data`, as in a test that copies a numpy-backed course tensor's `.data` into torch). A rollout list filled by `values.append(value)` in the step carries what its items do. "
+            "Also (detect only) a term `model.penalty(1e-2)` of the loss, `model` an instance of a module class of "
+            "the file, whose method returns a value built only from `self.state_dict()` tensors (detached, like "
+            "`.data`: `sum(w.pow(2).sum() for k, w in self.state_dict().items() if k.endswith('weight'))`, through "
+            "the method's single assignments, times number arguments); left alone: `state_dict(keep_vars=True)`, "
+            "`named_parameters()`, a value that also reads the module otherwise (`self.fc.weight`), an anchor "
+            "copy subtracted from live weights, and a method with loops or branches."
         ),
         why=(
             "`.data` is a view outside autograd, so the term is a constant to backward: the regulariser silently "
@@ -267,8 +274,9 @@ class DataReadInLoss(Rule):
     )
 
     def may_match(self, facts) -> bool:
-        """Necessary (analysis/prepass.py): a `.data` read (`data_reads`, `forward_cuts`) in a training step."""
-        return facts.backward_call and "data" in facts.attrs
+        """Necessary (analysis/prepass.py): a `.data` read (`data_reads`, `forward_cuts`) in a training step, or a
+        `state_dict()` call (`_state_dict_method_term`)."""
+        return facts.backward_call and ("data" in facts.attrs or "state_dict" in facts.called_attrs)
 
     def check(self, ctx):
         index = ctx.index
@@ -299,6 +307,16 @@ class DataReadInLoss(Rule):
                         seen.add(id(node))
                         yield self._finding(ctx, node, None, setup, model, None, term=_term_of(value, node))
                 for call in _walk_calls(value):
+                    found = _state_dict_method_term(index, flow, call)
+                    if found is not None and id(found[1]) not in seen:
+                        seen.add(id(found[1]))
+                        fn, returned, sd = found
+                        yield ctx.finding(returned, (
+                            f"`{ctx.code(call).strip()}` adds a term to the loss that `{fn.name.value}` builds only from "
+                            f"`{ctx.code(sd).strip()}` tensors (line {ctx.span(sd).line}): state_dict() returns them "
+                            f"detached, so the term contributes no gradient (the penalty is in the logged loss, "
+                            f"nothing is regularised); read the parameters instead (`self.named_parameters()`, or "
+                            f"`state_dict(keep_vars=True)`) (detect only)"))
                     if isinstance(call.func, cst.Name) and call.func.value in index.functions:
                         fn = index.functions[call.func.value]
                         for node in self._returned_data_reads(fn, index):
@@ -384,6 +402,27 @@ class DataReadInLoss(Rule):
             contract.update(call=None, call_old=old, call_new=new)
         fix = ctx.fix("drop `.data`", [Edit(node, node.value)], Safety.UNSAFE, contract)
         return ctx.finding(node, message, fix)
+
+
+def _state_dict_method_term(index, flow, call: cst.Call):
+    """(method, its returned value, the `self.state_dict()` call) for `model.weight_penalty(1e-2)` in the loss,
+    `model` an instance of a module class of the file whose method returns a value built only from
+    `state_dict()` tensors (analysis/state_dict_terms.py)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return None
+    ctor = flow.classify(func.value)[1]
+    if ctor is None or ctor not in index.module_classes:
+        return None
+    fn = index.method(ctor, func.attr.value)
+    if fn is None:
+        return None
+    sd = state_dict_call(fn, call, index)
+    if sd is None:
+        return None
+    returned = next(s.value for line in fn.body.body if isinstance(line, cst.SimpleStatementLine)
+                    for s in line.body if isinstance(s, cst.Return))
+    return fn, returned, sd
 
 
 def _new_leaf(value) -> bool:

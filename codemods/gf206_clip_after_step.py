@@ -7,7 +7,7 @@ import math
 import libcst as cst
 
 from gradfix.analysis.expressions import code_of
-from gradfix.analysis.names import dotted
+from gradfix.analysis.names import dotted, qualname
 from gradfix.analysis.tree import calls_in
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.loopedits import Op, compose, moved, parse_line, same_block, single, train_loop_contract
@@ -29,7 +29,12 @@ class ClipAfterStep(Rule):
             "`X.parameters()`, or `X.zero_grad()`) and before the iteration's first backward, with no backward, "
             "gradient op, helper or call handed the model or optimizer in between: it clips the just-cleared "
             "gradients and the step uses the unclipped ones. A clear under a condition (an accumulation window) "
-            "or of another optimizer's parameters leaves it alone."
+            "or of another optimizer's parameters leaves it alone. The same (detect only) when the clip sits in a "
+            "method of the model's class in this file (`loss = model.training_step(batch)` whose body clips "
+            "`self.parameters()`), called on its own line of the loop body after that clear and before the first "
+            "backward; left alone when the method calls anything that may write or clear gradients (`backward`, "
+            "`manual_backward`, `grad`, `step`, `zero_grad`), clips more than once or for the norm only, or the "
+            "call is under an `if`, `with` or `try`."
         ),
         why=(
             "The update has already used the unclipped gradients; the clipped ones are cleared by the next "
@@ -89,6 +94,17 @@ class ClipAfterStep(Rule):
                            f"clip between backward() and the step (detect only)")
                 yield ctx.finding(c.node, message, None)
 
+            for call, clip, z in _clips_in_called_method(ctx.index, it, step):
+                if id(clip) in seen:
+                    continue
+                seen.add(id(clip))
+                message = (f"`{code_of(call)}` (line {ctx.span(call).line}) runs this clip after "
+                           f"`{z.recv}.zero_grad()` and before the iteration's backward(): it clips gradients that "
+                           f"were just cleared (None or zero), and the backward() that follows writes fresh, unclipped "
+                           f"ones that `{step.recv}.step()` uses, so clipping never takes effect; clip between "
+                           f"backward() and the step (detect only)")
+                yield ctx.finding(clip, message, None)
+
     def _fix(self, ctx, it, c, step):
         if not single(c.line) or not single(step.line) or c.nested or c.path != step.path or \
                 not same_block(ctx.index, c.line, step.line):
@@ -132,6 +148,73 @@ def _clips_of_cleared_gradients(it, step):
                    e.op in ("backward", "helper", "opaque", "grad_op", "step", "unscale")]
         if not between:
             yield c, z
+
+
+_CLIPS = frozenset({"torch.nn.utils.clip_grad_norm_", "torch.nn.utils.clip_grad_value_",
+                    "torch.nn.utils.clip_grad.clip_grad_norm_", "torch.nn.utils.clip_grad.clip_grad_value_"})
+_WRITES_GRADS = frozenset({"backward", "manual_backward", "grad", "step", "zero_grad"})
+
+
+def _clips_in_called_method(index, it, step):
+    """(call, clip, zero_grad) for `model.training_step(batch)` standing alone in the loop body (no `if`, `with`
+    or `try` around it) after an unconditional clear of `model`'s parameters and before the iteration's first
+    backward, with no event in between that could write gradients, where `training_step` is a method the
+    model's class of this file defines and clips `self.parameters()` with no backward, step, clear or
+    gradient call anywhere in that method: the clip sees only the cleared gradients."""
+    b = it.backward
+    if b is None or it.loop is None or any(e.op == "backward" and e.order < b.order for e in it.events):
+        return
+    clears = [z for z in it.events if z.op == "zero_grad" and z.order < b.order and not z.path and not z.nested]
+    if not clears:
+        return
+    z = clears[-1]
+    if any(z.order < e.order < b.order and e.op in ("helper", "opaque", "grad_op", "step", "unscale", "clip")
+           for e in it.events):
+        return
+    z_line, b_line = index.position(z.node).start.line, index.position(b.node).start.line
+    for stmt in _body_statements(it.loop):
+        if not isinstance(stmt, cst.SimpleStatementLine) or len(stmt.body) != 1:
+            continue
+        small = stmt.body[0]
+        value = small.value if isinstance(small, (cst.Assign, cst.Expr)) else None
+        if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+                isinstance(value.func.value, cst.Name)):
+            continue
+        line = index.position(stmt).start.line
+        if not z_line < line < b_line:
+            continue
+        recv = value.func.value.value
+        ctors = {bd.ctor for bd in it.bindings(recv)}
+        if len(ctors) != 1 or next(iter(ctors)) not in index.module_classes or not _clears_owner(it, z, recv):
+            continue
+        method = index.method(next(iter(ctors)), value.func.attr.value)
+        clip = _self_clip(index, method) if method is not None else None
+        if clip is not None:
+            yield value, clip, z
+
+
+def _body_statements(loop) -> list:
+    body = loop.body
+    return list(body.body) if isinstance(body, cst.IndentedBlock) else []
+
+
+def _self_clip(index, method: cst.FunctionDef):
+    """The one clip of `self.parameters()` in `method` (not called only for the norm, `float('inf')`), when the
+    method makes no call that may write or clear gradients (`_WRITES_GRADS`)."""
+    clips = []
+    for call in calls_in(method):
+        func = call.func
+        last = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+        if last in _WRITES_GRADS:
+            return None
+        if qualname(func, index.imports) in _CLIPS:
+            clips.append(call)
+    if len(clips) != 1 or _clipped_owner(clips[0]) != "self":
+        return None
+    limit = clips[0].args[1].value if len(clips[0].args) > 1 else None
+    if limit is not None and "inf" in code_of(limit):
+        return None
+    return clips[0]
 
 
 def _clipped_owner(call) -> str | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses
+from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses, tensor_slot_total
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.kept_history import kept_backpropagated, meter_updates
 from gradfix.analysis.loops import backward_target
@@ -29,7 +29,13 @@ class HistoryAccumulation(Rule):
             "Finds `total += loss` (or `total = total + loss`, `total += loss * x.size(0)`, or `costs[i] += loss` into "
             "a slot of a tensor every binding of which that reaches the statement is a fresh torch tensor, "
             "`costs = torch.zeros(n)`: each write records a CopySlices node that chains the graphs; a numpy array "
-            "converts each value to a float and is left alone) in a training loop where "
+            "converts each value to a float and is left alone; also, detect only, `totals[k] += losses[k]` into an entry of a dict "
+            "every binding of which that reaches the statement is a mapping of numbers made before the training loop, "
+            "`{\"seg\": 0.0, \"occ\": 0.0}`, `defaultdict(float)`, `defaultdict(lambda: torch.tensor(0.0))`, "
+            "`dict.fromkeys(keys, 0.0)`: the entry becomes the tensor plus the old total, where the value may also be "
+            "the value of a loop over a dict of loss terms, `for k, v in loss_dict.items()` with every value of "
+            "`loss_dict` reading the loss or a model output; an empty dict, a dict made inside the training loop, "
+            "and `.item()` / `.detach()` values are left alone) in a training loop where "
             "`loss` is the tensor backpropagated in that iteration (or a term of it: a model output, also one "
             "unpacked from a tuple `out, aux = model(x)`, or a loss recomputed from one, `total += criterion(out, "
             "y)`) and `total` is never backpropagated itself, directly or as a term of the backpropagated value (an "
@@ -134,6 +140,16 @@ class HistoryAccumulation(Rule):
                         _entry_made_number(it, e) or _mapping_total(it, e):
                     continue
                 seen.add(id(e.small))
+                if isinstance(getattr(e.small, "target", None), cst.Subscript) and \
+                        not tensor_slot_total(it.flow, e.small):
+                    # `totals[k] += losses[k]` into a dict of numbers (number_dict_total): detect only, code
+                    # reading the totals later may expect tensors
+                    message = (f"`{code_of(e.small)}` adds a loss tensor into an entry of `{total}`, a dict of "
+                               f"numbers made before the loop: the entry becomes a tensor that keeps the autograd "
+                               f"graph of every iteration alive (memory grows each step); add `.item()` of the "
+                               f"value instead (detect only)")
+                    yield ctx.finding(e.small, message, None)
+                    continue
                 if isinstance(getattr(e.small, "target", None), cst.Subscript):
                     # `costs[i] += loss` into a torch tensor: it stays a tensor whatever is added
                     message = (f"`{code_of(e.small)}` writes the loss tensor into a slot of the tensor `{total}`: "

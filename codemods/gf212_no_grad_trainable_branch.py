@@ -115,7 +115,8 @@ class NoGradTrainableBranch(Rule):
             "built from that model's `.parameters()` and calls the model with gradients on; left alone there: a "
             "submodule frozen anywhere in the file (`requires_grad_(False)`, or a `requires_grad = False` whose "
             "receiver or loop names it, the model, or every parameter), run or handed over with gradients on "
-            "elsewhere, named like a frozen copy, parameter-free, or a forward that is itself `@no_grad`. Left alone: a module called at least once "
+            "elsewhere (a tensor attribute read through it and handed to a call, `print(model.sub.weight.grad)`, "
+            "runs nothing and is not a hand-over), named like a frozen copy, parameter-free, or a forward that is itself `@no_grad`. Left alone: a module called at least once "
             "with gradients on (a DQN computing its target with the same network under no_grad, a warm-up that "
             "freezes the backbone only for some epochs), modules the optimizer does not hold (a frozen backbone, "
             "a teacher, an EMA or target network), modules frozen in the file (`enc.requires_grad_(False)`, a "
@@ -303,15 +304,21 @@ def _may_freeze(index, sub: str, model: str) -> bool:
     return False
 
 
+_TENSOR_READS = (".grad", ".data", ".shape", ".dtype", ".device", ".requires_grad", ".is_leaf")
+
+
 def _run_elsewhere(index, cls: cst.ClassDef, sub: str) -> bool:
-    """`model.sub(x)` (or `model.sub` handed over) with gradients on, outside the class's own methods."""
+    """`model.sub(x)` (or `model.sub` handed over) with gradients on, outside the class's own methods; not a
+    tensor attribute read through it handed to a call (`print(model.sub.weight.grad)`)."""
     for scope in index.scopes():
         if scope is cls or index.enclosing_class(scope) is cls:
             continue
         for st, call in index.flow(scope).calls:
             if st.no_grad:
                 continue
-            names = [dotted(call.func)] + [dotted(a.value) for a in call.args]
+            # a tensor attribute read through the module (`print(model.sub.weight.grad)`) runs nothing
+            names = [dotted(call.func)] + [d for a in call.args if (d := dotted(a.value)) is not None and
+                                           not d.endswith(_TENSOR_READS)]
             if any(n is not None and (n.endswith(f".{sub}") or f".{sub}." in n) and not n.startswith("self.")
                    for n in names):
                 return True
@@ -375,7 +382,9 @@ def _runs_with_grad_elsewhere(index, flow, name: str) -> bool:
         for st, call in other.calls:
             if st.no_grad:
                 continue
-            names = [dotted(call.func)] + [dotted(a.value) for a in call.args]
+            # a tensor attribute read through the module (`print(model.sub.weight.grad)`) runs nothing
+            names = [dotted(call.func)] + [d for a in call.args if (d := dotted(a.value)) is not None and
+                                           not d.endswith(_TENSOR_READS)]
             if any(n is not None and (n == name or n.startswith(name + ".")) and not n.endswith(
                     tuple("." + m for m in _NO_FORWARD)) for n in names):
                 return True

@@ -71,6 +71,47 @@ def _retains_grad(flow, name: str, new) -> bool:
     return False
 
 
+_GRAD_AGAIN = frozenset({"backward", "requires_grad_", "requires_grad", "retain_grad"})
+
+
+def _last(expr) -> str:
+    return expr.value if isinstance(expr, cst.Name) else expr.attr.value
+
+
+def _none_grad_use(flow, name: str, new, index):
+    """After a rebinding under no_grad, the first later statement that names `name.grad`, when it is
+    a use that fails on None (`name.grad.zero_()`, `name.grad.data`, `name.grad * lr`: not a test, not
+    an assignment to it) in the same branch as the rebinding, not rebound in between: the new tensor was
+    made with grad off, so its `.grad` is None for sure. Anything else (a guard, a branch, a try) is silence."""
+    steps = flow.steps
+    at = steps[new.step]
+    for st in steps[new.step + 1:]:
+        if any(b.name == name and b.step == st.index for b in flow.bindings):
+            return None
+        node = st.node if not isinstance(st.node, cst.BaseCompoundStatement) else None
+        if node is None:
+            continue
+        for n in walk(node):
+            if isinstance(n, cst.Attribute) and (n.attr.value in _GRAD_AGAIN or n.attr.value == "grad" and
+                                                 isinstance(n.value, (cst.Name, cst.Attribute)) and
+                                                 _last(n.value) == "autograd"):
+                return None  # a backward (or requires_grad again) in between may fill `.grad`
+            if not (isinstance(n, cst.Attribute) and n.attr.value == "grad" and isinstance(n.value, cst.Name)
+                    and n.value.value == name):
+                continue
+            if st.branch != at.branch or st.loops != at.loops or \
+                    index.enclosing(st.node, (cst.Try,)) is not index.enclosing(at.node, (cst.Try,)):
+                return None
+            parent = index.parents.get(n)
+            if isinstance(parent, cst.Attribute) and parent.value is n:
+                call = index.parents.get(parent)
+                return call if isinstance(call, cst.Call) and call.func is parent else parent  # `w.grad.zero_()`
+            if isinstance(parent, cst.BinaryOperation):
+                return parent  # `w.grad * lr`
+            return None
+    return None
+
+
 def _short(code: str) -> str:
     return shorten(code, 60)
 
@@ -84,9 +125,13 @@ class LeafRebinding(Rule):
             "Finds `a = torch.rand(3, requires_grad=True)` (any tensor factory with `requires_grad=True`, or "
             "`.requires_grad_()`) followed in the same scope by `a = <expression using a>` (`a = torch.clamp(a, 0, "
             "1)`, `a = a - lr * a.grad` outside no_grad), when `a.grad` is read afterwards, or, in a loop, anywhere "
-            "in the loop that rebinds it. Left alone: rebinding to a new leaf (`a.detach().requires_grad_()`, "
+            "in the loop that rebinds it. Under no_grad the rebinding (`w = w - lr * w.grad`) gives a tensor that does "
+            "not require grad and whose `.grad` is None: it is reported when the next statement naming `w.grad` uses "
+            "it in a way that fails on None (`w.grad.zero_()`, `w.grad.data`, `w.grad * lr`) in the same branch and "
+            "loop, with no try around only one of them. Left alone: rebinding to a new leaf (`a.detach().requires_grad_()`, "
             "`a.detach()`, `a.detach() - lr * a.grad`, `torch.tensor(...)`, `nn.Parameter(...)`, `a.data`), in-place updates under no_grad "
-            "(`a -= lr * a.grad`), rebinding under no_grad, a rebinding followed by `a.retain_grad()` (autograd then fills the non-leaf's `.grad` too), "
+            "(`a -= lr * a.grad`), rebinding under no_grad followed by a guard (`if w.grad is not None`), an assignment "
+            "(`w.grad = None`), a `.grad` use in another branch or loop, or no `.grad` use at all, a rebinding followed by `a.retain_grad()` (autograd then fills the non-leaf's `.grad` too), "
             "and code that never reads `a.grad` (a rebinding used "
             "only in the forward computation backpropagates into the leaf as intended). Copies such as `.cuda()` "
             "are GF302's, also as a rebinding (`a = a.to(device)`)."
@@ -131,7 +176,7 @@ class LeafRebinding(Rule):
                     by_name.setdefault(b.name, []).append(b)
             for name, bindings in by_name.items():
                 for leaf, new in zip(bindings, bindings[1:]):
-                    if not _is_leaf_ctor(leaf.value, imports) or new.no_grad or leaf.no_grad:
+                    if not _is_leaf_ctor(leaf.value, imports) or leaf.no_grad:
                         continue
                     stmt = steps[new.step].node
                     if not (isinstance(stmt, cst.Assign) and len(stmt.targets) == 1 and
@@ -142,6 +187,16 @@ class LeafRebinding(Rule):
                         continue
                     if isinstance(value, cst.Call) and copy_chain(value, imports, leaf=leaf.value) is not None:
                         continue  # `a = a.to(device)`: a copy of the leaf, GF302's
+                    if new.no_grad:
+                        crash = _none_grad_use(flow, name, new, index)
+                        if crash is not None:
+                            yield ctx.finding(stmt, (
+                                f"`{name} = {_short(ctx.code(value))}` under torch.no_grad() rebinds `{name}`, the "
+                                f"leaf tensor created with requires_grad=True, to a new tensor that does not require "
+                                f"grad and has no .grad: `{_short(ctx.code(crash))}` (line {ctx.span(crash).line}) "
+                                f"then fails on None; update the leaf in place (`{name} -= ...`) instead"))
+                            break
+                        continue
                     found = self._grad_read(flow, name, new)
                     if found is None or _retains_grad(flow, name, new):
                         continue

@@ -12,6 +12,7 @@ from gradfix.analysis.params import (
     outermost_chain, stored_name, swap, without_arg, all_calls, MOVE_METHODS, used_as_leaf,
 )
 from gradfix.analysis.tree import walk
+from gradfix.analysis.type_copies import type_conversion_copies
 from gradfix.model import Edit, Safety
 from gradfix.rule import Rule, RuleDocs
 
@@ -59,8 +60,13 @@ class NonleafRequiresGrad(Rule):
             "`Variable(torch.ones(3), requires_grad=True).cuda()` (around a factory of known device and dtype), and "
             "for a factory given `requires_grad=True` inside arithmetic whose result is kept as the leaf "
             "(`z = torch.randn(8, requires_grad=True) * 0.01`, then `z` given to an optimizer or `z.grad` read; "
-            "not a result only used as a value, nor one returned to a caller). Left alone: `.type(dtype)` "
-            "conversions (whether they copy depends on a value gradfix does not follow). Moves that do not copy "
+            "not a result only used as a value, nor one returned to a caller). Also (detect only) `.type(T)` / "
+            "`.type_as(y)` after such a factory (no `device=`), when the conversion is shown to copy: `T` a CUDA tensor "
+            "type (`torch.cuda.FloatTensor`), a dtype or tensor type other than the factory's, a name bound only to "
+            "such, or `A if torch.cuda.is_available() else B` with a CUDA arm (a copy wherever a GPU is present, like "
+            "`.to(device)`); `y` a name bound only to a factory with another `dtype=` or a CUDA `device=`; and the "
+            "result is used as a leaf (a manual update under no_grad, `w -= lr * w.grad`, is no rebinding there). Left "
+            "alone: a `.type(...)` / `.type_as(...)` whose target is not shown (a parameter, an attribute). Moves that do not copy "
             "(`.to(\"cpu\")` and `.cpu()` of a CPU tensor, `.float()` of a float32 tensor) are left alone, and so "
             "are `requires_grad_()` after the move, `device=` on the factory, code under `torch.no_grad()`, and "
             "attributes of `nn.Module` classes (GF304 registers those as parameters)."
@@ -107,7 +113,8 @@ class NonleafRequiresGrad(Rule):
         asked = facts.requires_grad_request or "requires_grad" in facts.stored_attrs   # `x.requires_grad = True`
         if not asked:
             return False
-        return bool(facts.called_attrs & MOVE_METHODS) or "requires_grad" in facts.keywords   # a scaled factory
+        return bool(facts.called_attrs & (MOVE_METHODS | {"type", "type_as"})) or \
+            "requires_grad" in facts.keywords   # a scaled factory
 
     def check(self, ctx):
         index = ctx.index
@@ -129,6 +136,33 @@ class NonleafRequiresGrad(Rule):
             yield self._finding(ctx, chain, use)
         yield from self._rebindings(ctx)
         yield from self._scaled_factories(ctx)
+        yield from self._type_conversions(ctx)
+
+    def _type_conversions(self, ctx):
+        """`w = torch.randn(3, requires_grad=True).type(dtype)` / `.type_as(data)` where the conversion is shown
+        to copy (params.py `type_conversion_copies`) and `w` is used as a leaf. Detect only: on a machine where
+        the conversion is a no-op (a CPU run of a CUDA-or-CPU type) the original is a leaf, so the verifier has
+        nothing to compare."""
+        index = ctx.index
+        for node in all_calls(index):
+            if not isinstance(node.func, cst.Attribute) or node.func.attr.value not in ("type", "type_as"):
+                continue
+            scope = index.enclosing(node, (cst.FunctionDef,)) or index.module
+            cls = index.enclosing_class(node)
+            if cls is not None and cls.name.value in index.module_classes or index.under_no_grad(node):
+                continue
+            why = type_conversion_copies(node, index, index.flow(scope))
+            if why is None:
+                continue
+            use = used_as_leaf(node, index, updates_in_place=True)
+            if use is None or use == "it is returned to the caller":
+                continue
+            name = stored_name(node, index) or "the result"
+            yield ctx.finding(node, (
+                f"`{shorten(code_of(node))}` converts the tensor created with requires_grad=True {why}: the "
+                f"conversion is a new, non-leaf tensor, so `{name}` keeps no .grad after backward() and an optimizer "
+                f"given it raises \"can't optimize a non-leaf Tensor\" ({use}); convert first and set "
+                f"requires_grad after it (`....{node.func.attr.value}(...).requires_grad_()`) (detect only)"))
 
     def _scaled_factories(self, ctx):
         """`z = torch.randn(8, requires_grad=True) * 0.01`, then `z` given to an optimizer or its `.grad`

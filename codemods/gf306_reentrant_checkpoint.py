@@ -39,7 +39,13 @@ class ReentrantCheckpoint(Rule):
             "Python's scoping: a function of the file named `checkpoint` (saving training state), a parameter or "
             "local variable of that name, a relative import, `deepspeed.checkpointing.checkpoint`, or a name that "
             "the branches of an `if` / `try` bind to different functions (unknown: left alone) are not torch's, "
-            "even where the file also imports torch's somewhere else; `import ... checkpoint as ckpt` is followed."
+            "even where the file also imports torch's somewhere else; `import ... checkpoint as ckpt` is followed. "
+            "Also (detect only) `checkpoint(block, h)` in a module class's method where the only binding of `h` "
+            "reaching the call is `self.<emb>(ids)`, `<emb>` an `nn.Embedding` the file freezes with no condition "
+            "around it (`self.<emb>.requires_grad_(False)` in `__init__`, or `for p in model.<emb>.parameters(): "
+            "p.requires_grad = False` on the one instance the file builds) and nothing in the file sets "
+            "requires_grad back on: the checkpointed blocks then see no input that requires grad. Left alone: a "
+            "sum with a trainable value (`self.tok(ids) + self.pos`), a freeze under an `if`, and any unfreeze."
         ),
         why=(
             "Without the flag torch 2.13 warns and uses the reentrant implementation (`checkpoint_sequential` "
@@ -91,6 +97,14 @@ class ReentrantCheckpoint(Rule):
                 if any(a.star for a in positional) or len(positional) > _SEQUENTIAL_FLAG_POSITION:
                     continue  # the flag is (or may be) given by position
             if not _inputs_without_grad(ctx.index, node, 2 if sequential else 1):
+                frozen = None if sequential else _frozen_embedding_input(ctx.index, node)
+                if frozen is not None:
+                    yield ctx.finding(node, (
+                        f"`{shorten(code_of(node))}` does not pass `use_reentrant`, and its input `{frozen[0]}` is the "
+                        f"output of `{frozen[1]}`, an embedding whose parameters the file freezes (line {frozen[2]}): "
+                        f"no input of it requires grad, so the reentrant variant torch 2.13 uses builds no graph and "
+                        f"the checkpointed blocks' parameters get no gradient (backward() may raise \"element 0 of "
+                        f"tensors does not require grad\"); pass `use_reentrant=False` (detect only)"))
                 continue  # an input that requires grad (or may): the reentrant variant builds the graph
             new_call = node.with_changes(args=append_arg(list(node.args), make_kwarg("use_reentrant", cst.Name("False"))))
             what = "each checkpointed segment's" if sequential else "the checkpointed block's"
@@ -126,6 +140,80 @@ def _inputs_without_grad(index, call: cst.Call, skip: int) -> bool:
     if not inputs or any(a.star for a in inputs):
         return False
     return all(flow.requires_grad(a.value) is False for a in inputs)
+
+
+_EMBEDDINGS = frozenset({"torch.nn.Embedding", "torch.nn.EmbeddingBag"})
+
+
+def _unfreezes(index) -> bool:
+    """Some statement sets requires_grad back on (`p.requires_grad = True`, `m.requires_grad_()`, a flag that is
+    not the literal False): read from the tree, not the text (a docstring quoting a warning is no evidence)."""
+    from gradfix.analysis.tree import walk
+
+    for node in walk(index.module):
+        if isinstance(node, cst.Assign) and any(isinstance(t.target, cst.Attribute) and
+                                                t.target.attr.value == "requires_grad" for t in node.targets):
+            if code_of(node.value) != "False":
+                return True
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value == "requires_grad_" and not (node.args and code_of(node.args[0].value) == "False"):
+            return True
+    return False
+
+
+def _frozen_embedding_input(index, call: cst.Call):
+    """(input, module, line) when the one input of `checkpoint(fn, hidden)` in a module class's method is a name
+    whose only binding reaching the call is `self.<sub>(ids)`, `<sub>` an `nn.Embedding` attribute (its input is
+    indices: the output requires grad only through the weight) that the file freezes with no condition around
+    it, in `__init__` (`self.<sub>.requires_grad_(False)`) or on the one instance of the class the file builds
+    (`for p in model.<sub>.parameters(): p.requires_grad = False`), and nothing in the file sets requires_grad
+    back on. The first pass then checkpoints a tensor that does not require grad, and so does every later one
+    (each output is cut the same way)."""
+    from gradfix.analysis.params import freeze_target
+    from gradfix.analysis.reaching import reaching
+
+    positional = [a for a in call.args if a.keyword is None]
+    if len(positional) != 2 or len(call.args) != 2 or positional[1].star or \
+            not isinstance(positional[1].value, cst.Name) or index.memo("gf306.unfreezes", lambda: _unfreezes(index)):
+        return None
+    scope = index.enclosing(call, (cst.FunctionDef,))
+    cls = index.enclosing_class(call)
+    if scope is None or cls is None or cls.name.value not in index.module_classes or not index.grad_enabled(scope):
+        return None
+    flow = index.flow(scope)
+    small = call
+    while small is not None and not isinstance(small, cst.BaseSmallStatement):
+        small = index.parents.get(small)
+    st = flow.step_of.get(id(small)) if small is not None else None
+    if st is None or st.no_grad:
+        return None
+    name = positional[1].value.value
+    reaches = reaching(flow, name, st.index)
+    if len(reaches) != 1 or reaches[0].skipped:
+        return None
+    value = reaches[0].binding.value
+    if not (isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and
+            isinstance(value.func.value, cst.Name) and value.func.value.value == "self"):
+        return None
+    sub, cname = value.func.attr.value, cls.name.value
+    if index.submodules.get(cname, {}).get(sub) not in _EMBEDDINGS:
+        return None
+    module_flow = index.flow(index.module)
+    instances = {b.name for b in module_flow.bindings if b.ctor == cname}
+    wanted = {f"self.{sub}"} | ({f"{instances.pop()}.{sub}"} if len(instances) == 1 else set())
+    for fscope in index.scopes():
+        for fst in index.flow(fscope).steps:
+            target = freeze_target(fst.node)
+            if target not in wanted or fst.branch or fst.no_grad:
+                continue
+            if target.startswith("self.") and not (isinstance(fscope, cst.FunctionDef) and
+                                                   fscope.name.value == "__init__" and
+                                                   index.enclosing_class(fscope) is cls):
+                continue
+            if fscope is not index.module and not target.startswith("self."):
+                continue
+            return name, code_of(value.func), index.position(fst.node).start.line
+    return None
 
 
 # --------------------------------------------------------------------------- scoped name resolution

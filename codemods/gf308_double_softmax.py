@@ -22,7 +22,10 @@ class DoubleSoftmax(Rule):
         what=(
             "Finds the input (first argument) of `F.cross_entropy(...)`, `nn.CrossEntropyLoss()(...)` or a "
             "criterion bound to `nn.CrossEntropyLoss` (also a parameter, `def train(model, criterion, ...)`, when "
-            "every call of the function in the file passes one) when it is a softmax or log_softmax output: written inline, "
+            "every call of the function in the file passes one, or an attribute `self.crit` that `__init__` stores from a "
+            "parameter whose default is `nn.CrossEntropyLoss()`, when every construction of the class in the file, "
+            "at least one, leaves that default: `Evaluator()`; a method called on an instance made inline, "
+            "`Evaluator().evaluate(model, x)`, counts as a call of that method) when it is a softmax or log_softmax output: written inline, "
             "through a name, from `nn.Softmax`/`nn.LogSoftmax` modules, or from a model whose `forward` returns "
             "one (a model class of the file, or an `nn.Sequential` ending in `nn.Softmax`, also built from a "
             "layer list, `nn.Sequential(*layers)`, returned by a factory function of the file, also one that builds "

@@ -75,6 +75,13 @@ class CallGraph:
             ctor = flow.classify(recv)[1]
             if ctor in index.classes:
                 return self.index.method(ctor, meth), True
+            if isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and recv.func.value in index.classes:
+                # `Evaluator().evaluate(model, x)`: a method of an instance made inline (the name not rebound)
+                rebound = flow.name_binding(recv.func)
+                if rebound is None or rebound.value is index.classes[recv.func.value]:
+                    m = self.index.method(recv.func.value, meth)
+                    if m is not None:
+                        return m, True
         return None, False
 
     def loop_sites(self, fn: cst.FunctionDef) -> list:

@@ -352,3 +352,85 @@ def tensor_slot_total(flow, small: cst.AugAssign) -> bool:
                 kwarg(value, "requires_grad") is not None:
             return False
     return True
+
+
+def number_dict_total(flow, small: cst.AugAssign, loop) -> bool:
+    """`totals[k] += <value>` where every binding of `totals` that reaches the statement is a mapping of
+    numbers made outside `loop` (`{"seg": 0.0, "occ": 0.0}`, a comprehension of number literals,
+    `dict.fromkeys(keys, 0.0)`, `defaultdict(float)`, `defaultdict(lambda: torch.tensor(0.0))`): adding a
+    tensor that carries a graph turns the entry into that tensor plus the old total, so the entry chains every
+    iteration's graph. An empty dict, a mapping of other values or a name not bound in the scope is unknown."""
+    from gradfix.analysis.reaching import reaching
+
+    target = small.target
+    if not (isinstance(small.operator, cst.AddAssign) and isinstance(target, cst.Subscript) and
+            isinstance(target.value, cst.Name)):
+        return False
+    st = flow.step_of.get(id(small))
+    if st is None:
+        return False
+    reaches = reaching(flow, target.value.value, st.index)
+    if not reaches:
+        return False
+    for reach in reaches:
+        b = reach.binding
+        if b.step < 0 or loop in flow.steps[b.step].loops or not _number_mapping(flow.index, b.value):
+            return False
+    return True
+
+
+def _number_mapping(index, value) -> bool:
+    from gradfix.analysis.numbers import fresh_constant
+
+    if isinstance(value, cst.Dict):
+        return bool(value.elements) and all(isinstance(e, cst.DictElement) and fresh_constant(index, e.value)
+                                            for e in value.elements)
+    if isinstance(value, cst.DictComp):
+        return fresh_constant(index, value.value)
+    if not isinstance(value, cst.Call) or any(a.star or a.keyword is not None for a in value.args):
+        return False
+    q = qualname(value.func, index.imports) or ""
+    if q in ("dict.fromkeys",) or isinstance(value.func, cst.Attribute) and value.func.attr.value == "fromkeys" and \
+            isinstance(value.func.value, cst.Name) and value.func.value.value == "dict":
+        return len(value.args) == 2 and fresh_constant(index, value.args[1].value)
+    if q in ("collections.defaultdict", "defaultdict") and len(value.args) == 1:
+        factory = value.args[0].value
+        if isinstance(factory, cst.Name) and factory.value in ("float", "int"):
+            return True
+        return isinstance(factory, cst.Lambda) and not factory.params.params and fresh_constant(index, factory.body)
+    return False
+
+
+def dict_loss_values(flow, small: cst.CSTNode, loss_names: set[str], loop) -> set[str]:
+    """Names bound by a `for` inside `loop` around `small` to the values of a dict of loss terms: `for k, v in
+    d.items()` or `for v in d.values()`, where `d` is a loss name or every binding of it that reaches the loop
+    is a dict display each of whose values reads a loss name (`{"box": F.l1_loss(pred_box, boxes), ...}`)."""
+    from gradfix.analysis.reaching import reaching
+
+    index = flow.index
+    found: set[str] = set()
+    node = index.parents.get(small)
+    while node is not None and node is not loop:
+        if isinstance(node, cst.For) and isinstance(node.iter, cst.Call) and not node.iter.args and \
+                isinstance(node.iter.func, cst.Attribute) and isinstance(node.iter.func.value, cst.Name):
+            meth, holder = node.iter.func.attr.value, node.iter.func.value.value
+            target = node.target
+            if meth == "items" and isinstance(target, cst.Tuple) and len(target.elements) == 2:
+                target = target.elements[1].value
+            elif meth != "values":
+                target = None
+            if isinstance(target, cst.Name) and _loss_dict(flow, holder, node, loss_names, reaching):
+                found.add(target.value)
+        node = index.parents.get(node)
+    return found
+
+
+def _loss_dict(flow, holder: str, for_node, loss_names: set[str], reaching) -> bool:
+    if holder in loss_names:
+        return True
+    st = flow.step_of.get(id(for_node))
+    reaches = reaching(flow, holder, st.index) if st is not None else []
+    return bool(reaches) and all(
+        isinstance(r.binding.value, cst.Dict) and r.binding.value.elements and
+        all(isinstance(e, cst.DictElement) and _graph_reaches(e.value, loss_names) for e in r.binding.value.elements)
+        for r in reaches)

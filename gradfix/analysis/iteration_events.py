@@ -21,7 +21,7 @@ from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.numbers import bound_values, is_metric_value, is_number, no_graph_from
 from gradfix.analysis.trainstep import names_in
 
-from gradfix.analysis.expressions import tensor_slot_total
+from gradfix.analysis.expressions import dict_loss_values, number_dict_total, tensor_slot_total
 from gradfix.analysis.expressions import (
     CLIP_NORM, CLIP_VALUE, _arg, _grad_chain, _post_order_calls, accumulation_form, clears_grad_value, code_of,
     grad_op_info, literal_value,
@@ -260,6 +260,12 @@ class EventWalker:
         elif isinstance(small, cst.AugAssign) and isinstance(small.operator, cst.AddAssign) and \
                 tensor_slot_total(self.flow, small):
             total, value = small.target.value.value, small.value  # `costs[i] += loss`, `costs` a torch tensor
+        elif isinstance(small, cst.AugAssign) and self.loop is not None and \
+                number_dict_total(self.flow, small, self.loop):
+            # `totals[k] += losses[k]`, `totals` a dict of numbers made before the loop; the values of a dict
+            # of loss terms iterated around it (`for k, v in loss_dict.items()`) are loss terms too
+            total, value = small.target.value.value, small.value
+            loss_names = loss_names | dict_loss_values(self.flow, small, loss_names, self.loop)
         elif isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name) \
                 and isinstance(small.value, cst.BinaryOperation) and isinstance(small.value.operator, cst.Add):
             total = small.targets[0].target.value

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.callgraph import passed_arguments
+from gradfix.analysis.callgraph import argument_for, passed_arguments
 from gradfix.analysis.flow import Flow, Kind
 
 
@@ -16,7 +16,8 @@ def module_ctor_of(index, flow: Flow | None, func: cst.BaseExpression, depth: in
     if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
         cls = index.enclosing_class(func)
         if cls is not None:
-            return index.submodules.get(cls.name.value, {}).get(func.attr.value)
+            found = index.submodules.get(cls.name.value, {}).get(func.attr.value)
+            return found if found is not None else default_attribute_ctor(index, cls, func.attr.value)
         return None
     if isinstance(func, cst.Name) and flow is not None:
         b = flow.load_binding.get(id(func))
@@ -47,3 +48,51 @@ def passed_ctor(index, flow: Flow, name: str, depth: int) -> str | None:
         ctors.add(module_ctor_of(index, caller, arg, depth + 1) if isinstance(arg, cst.Name) else
                   index.ctor_of(arg) if isinstance(arg, cst.Call) else None)
     return ctors.pop() if len(ctors) == 1 else None
+
+
+def default_attribute_ctor(index, cls: cst.ClassDef, attr: str) -> str | None:
+    """`self.<attr> = loss_func` in `__init__(self, loss_func=nn.CrossEntropyLoss())`: the constructor of the
+    parameter's default, when that is the attribute's only assignment in the class, the parameter is not rebound
+    in `__init__`, and every construction of the class in the file (at least one, `Evaluator()`) leaves the
+    parameter to its default (no positional argument at its place, no keyword of its name, no `*` / `**`)."""
+    from gradfix.analysis.tree import walk
+
+    key = f"module_ctors.default:{cls.name.value}.{attr}"
+    return index.memo(key, lambda: _default_attribute_ctor(index, cls, attr, walk))
+
+
+def _default_attribute_ctor(index, cls: cst.ClassDef, attr: str, walk) -> str | None:
+    init = index.method(cls, "__init__")
+    if init is None:
+        return None
+    assigned = []
+    for node in walk(cls):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, cst.Attribute) and isinstance(t.value, cst.Name) and t.value.value == "self" and \
+                        t.attr.value == attr:
+                    assigned.append(node)
+    if len(assigned) != 1 or not isinstance(assigned[0], cst.Assign) or not isinstance(assigned[0].value, cst.Name) \
+            or index.enclosing(assigned[0], (cst.FunctionDef,)) is not init:
+        return None
+    pname = assigned[0].value.value
+    param = next((p for p in init.params.params if p.name.value == pname), None)
+    if param is None or not isinstance(param.default, cst.Call):
+        return None
+    ctor = index.ctor_of(param.default)
+    if ctor is None or not index.is_module_ctor(ctor):
+        return None
+    source = index.flow(init).name_binding(assigned[0].value)
+    if source is None or not source.is_param:
+        return None  # rebound before it is stored
+    builds = 0
+    for scope in index.scopes():
+        caller = index.flow(scope)
+        for _st, call in caller.calls:
+            if not (isinstance(call.func, cst.Name) and call.func.value == cls.name.value):
+                continue
+            if any(a.star for a in call.args) or argument_for(init, call, pname, bound=True) is not None:
+                return None  # passes a value (or may, through `*args` / `**kwargs`)
+            builds += 1
+    return ctor if builds else None

@@ -431,11 +431,13 @@ def is_optimizer_call(node, imports: ImportMap) -> bool:
     return isinstance(node, cst.Call) and (qualname(node.func, imports) or "").startswith(torchapi.OPTIMIZER_PREFIXES)
 
 
-def used_as_leaf(node: cst.CSTNode, index) -> str | None:
+def used_as_leaf(node: cst.CSTNode, index, updates_in_place: bool = False) -> str | None:
     """How the value stored from `node` is used as a trainable leaf, or None when nothing shows it:
     given to an optimizer (directly, in a list, or through a name bound to such a list), its
     `.grad` read, or returned to the caller. A tensor used only through `torch.autograd.grad`, as an
-    initial state or an accumulator, shows no hazard (a non-leaf works there)."""
+    initial state or an accumulator, shows no hazard (a non-leaf works there). With `updates_in_place`,
+    an augmented assignment under no_grad (`w -= lr * w.grad`, the manual update: in place on the same
+    tensor) does not count as a rebinding."""
     parents = index.parents
     comp = parents.get(node)
     if isinstance(comp, (cst.ListComp, cst.GeneratorExp)) and comp.elt is node:
@@ -453,6 +455,8 @@ def used_as_leaf(node: cst.CSTNode, index) -> str | None:
         scope = index.enclosing_class(node) or scope
     bound = 0
     for n in walk(scope):  # rebound later (`total = total + x`): the uses may see another value
+        if updates_in_place and isinstance(n, cst.AugAssign) and index.under_no_grad(n):
+            continue
         targets = [t.target for t in n.targets] if isinstance(n, cst.Assign) else \
             [n.target] if isinstance(n, (cst.AugAssign, cst.AnnAssign, cst.For)) else []
         for t in targets:

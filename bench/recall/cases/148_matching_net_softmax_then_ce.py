@@ -5,6 +5,7 @@ and the matching network then feeds those probabilities to `cross_entropy`, whic
 log-softmax again; the report suggests removing the first softmax.
 runs: trains; the loss is computed on softmax outputs, which flattens its gradients
 scope: extension (the softmax is mixed through a bmm with one-hot labels before the loss)
+notes: left (branch r13). The attention output is a probability vector only because `support_onehot` is one-hot, which `forward` receives as an argument; a `bmm` of a softmax with an arbitrary matrix gives logits-like values, and nothing in the module shows which.
 """
 import torch
 import torch.nn as nn

@@ -5,6 +5,7 @@ as plain random tensors moved to the device (`torch.randn(L, C).to(...)`), not a
 `nn.Parameter`s, so they are not parameters of the model and stay at their random values.
 runs: trains the projection only; `keys` and `values` never change (the author confirmed and fixed it)
 scope: extension
+notes: left (branch r13). A plain random tensor attribute read in `forward` like a weight is also how fixed random projections are written on purpose (random Fourier features, `self.B = torch.randn(d, k) * scale`, frozen random codebooks); nothing in the tree tells a meant-to-learn memory from a meant-to-stay-random one.
 """
 import torch
 import torch.nn as nn

@@ -5,6 +5,7 @@ calling `self.forward(**inputs)` from its own methods, so forward hooks register
 distribution never run; the fix calls the module (`__call__`) instead.
 runs: samples and trains; a forward hook registered on the distribution is never called (the run prints 0 calls)
 scope: extension
+notes: left (branch r13). `self.forward(...)` from another method of the same module is written on purpose in library code: `grep -rn 'self.forward(' --include='*.py'` over the five pinned libraries (transformers, diffusers, accelerate, pytorch-lightning, torchvision) finds 18 such calls (loss modules, pipelines, wrappers); accelerate's hooks replace `forward` itself, so they still run. Reporting the form would flag that code; the tree cannot tell a class whose users register forward hooks.
 """
 import torch
 import torch.nn as nn

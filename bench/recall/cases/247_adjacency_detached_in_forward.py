@@ -6,6 +6,7 @@ GCN layers use it; the only path from the loss to the two projections is cut, so
 train (the authors confirmed and removed the detach).
 runs: trains; after backward W_phi's and W_theta's .grad are None (the run prints them)
 scope: extension
+notes: left (branch r13). A detach in `forward` of a value built from submodules used nowhere else is also how momentum and target encoders are written on purpose (MoCo, BYOL: `k = self.encoder_k(x).detach()`, updated by EMA elsewhere, often in another file); the tree shows neither intent here.
 """
 import torch
 import torch.nn as nn
