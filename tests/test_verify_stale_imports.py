@@ -78,7 +78,7 @@ def test_a_name_the_project_module_no_longer_defines_is_a_stub(tmp_path):
     assert untouched.verdict == "equivalent", untouched
     assert "layers.OldHead (the project's own import error: layers.py defines no `OldHead`" in untouched.detail
     assert touched.verdict == "untestable", touched
-    assert "the unit uses layers.OldHead, a stub for a name the project's own modules do not provide" in touched.detail
+    assert "the unit uses layers.OldHead, a stub standing in for an import that fails" in touched.detail
 
 
 def test_a_comparison_with_the_stub_is_a_use(tmp_path):
@@ -96,7 +96,7 @@ def test_a_name_the_module_defines_but_fails_to_bind_is_not_stubbed(tmp_path):
     res, = _verify(tmp_path, _source())
     assert res.verdict == "untestable", res
     assert "module not importable in isolation" in res.detail, res
-    assert "a stub for a name" not in res.detail, res
+    assert "a stub standing in" not in res.detail and "OldHead (" not in res.detail, res
 
 
 def test_a_submodule_the_project_package_does_not_hold_is_a_stub(tmp_path):
@@ -116,3 +116,15 @@ def test_a_missing_package_is_not_called_the_projects_own(tmp_path):
     # ordinary stub of a module that is not installed, never by this module
     res, = _verify(tmp_path, _source())
     assert "the project's own" not in res.detail, res
+
+
+def test_a_submodule_gone_from_an_installed_package_is_a_stub(tmp_path):
+    # `from torch._six import inf` of old code: torch is installed, the submodule is not in this version
+    (tmp_path / "layers.py").write_text(LAYERS)
+    gone = "from torch.gf_no_such_module import inf\n"
+    untouched, touched = _verify(tmp_path, gone + _source("Head as Head2"),
+                                 gone + _source("Head as Head2", "        out = out.clamp(max=float(inf))"))
+    assert untouched.verdict == "equivalent", untouched
+    assert "torch.gf_no_such_module.inf (the installed torch" in untouched.detail, untouched
+    assert touched.verdict == "untestable", touched
+    assert "the unit uses torch.gf_no_such_module.inf" in touched.detail, touched

@@ -310,7 +310,7 @@ def explain_stubs(result: dict, interpreter: str) -> dict:
     stale = stale_touched(TOUCHED)
     if stale:
         return {**result, "verdict": "untestable", "detail": (
-            "the unit uses " + "; ".join(f"{name}, a stub for a name the project's own modules do not provide ({why})"
+            "the unit uses " + "; ".join(f"{name}, a stub standing in for an import that fails ({why})"
                                          for name, why in stale))}
     if TOUCHED:
         pkgs = sorted({t.split(" ")[0] for t in TOUCHED})

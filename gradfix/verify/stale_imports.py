@@ -1,4 +1,4 @@
-"""A module-level import of the project's own code that the project's own source cannot satisfy becomes a stub.
+"""A module-level import that the project's own source (or the installed package) cannot satisfy becomes a stub.
 
 `from Define_Model.model import DeepSpeakerModel`, where `Define_Model/model.py` no longer defines the class (it moved
 on, the importing script did not), fails in Python too: the whole file was `untestable` though the unit under check
@@ -16,6 +16,8 @@ Only when the failure is the project's own, decided from the project's source, n
   would bind it, the stub stands in for it just the same;
 - the circular import of two project modules (`partially initialized module`): Python fails it as well;
 - `No module named 'P.S'` for a package P of the project none of whose folders holds `S`: every name is a stub.
+- `No module named 'torch._six'`: a submodule gone from the installed version of an installed package (the
+  names of a module an installed package no longer has are stub_fallback's).
 Anything else (a missing third-party package, an error raised while the module runs, a name the module does define)
 is raised as before. Only unguarded top-level `from ... import` statements (not `*`) of the checked file and of the
 project modules it loads are guarded, and the stubs are bound only in the importing module: the imported module's
@@ -172,6 +174,20 @@ def _missing_package_module(err: ModuleNotFoundError) -> str | None:
             f"({', '.join(_rel(f) + '/' for f in folders)}) holds no module `{last}`")
 
 
+def _missing_installed_module(err: ModuleNotFoundError) -> str | None:
+    """`No module named 'torch._six'`: a submodule gone from the installed version of a package that is installed."""
+    missing = getattr(err, "name", None) or ""
+    parent_name, _, last = missing.rpartition(".")
+    parent = sys.modules.get(parent_name) if parent_name else None
+    folders = _folders(parent)
+    if not folders or not all(sandbox._is_env_path(os.path.realpath(f)) for f in folders) \
+            or _has_submodule(folders, last):
+        return None
+    top = parent_name.split(".")[0]
+    version = getattr(sys.modules.get(top), "__version__", None)
+    return f"the installed {top}{' ' + version if isinstance(version, str) else ''} has no module `{missing}`"
+
+
 def _stub(ns: dict, stub_name: str, asname: str, why: str) -> None:
     ns[asname] = StaleStub(stub_name)
     STALE[stub_name] = why
@@ -188,7 +204,7 @@ def bind(ns: dict, module: str | None, level: int, names: list[tuple[str, str]])
         raise err if err is not None else ImportError(module)
     if isinstance(err, ModuleNotFoundError):
         missing = getattr(err, "name", None) or ""
-        why = _missing_package_module(err)
+        why = _missing_package_module(err) or _missing_installed_module(err)
         if why is None or not (absolute == missing or absolute.startswith(missing + ".")):
             raise err
         for name, asname in names:
