@@ -128,3 +128,22 @@ def test_a_submodule_gone_from_an_installed_package_is_a_stub(tmp_path):
     assert "torch.gf_no_such_module.inf (the installed torch" in untouched.detail, untouched
     assert touched.verdict == "untestable", touched
     assert "the unit uses torch.gf_no_such_module.inf" in touched.detail, touched
+
+
+def test_an_import_the_rewrite_adds_is_never_guarded():
+    # only the original's imports may be stubbed: in the checked file's rewritten version, an import statement the
+    # original does not have is left as it is, so that its failure fails the rewrite
+    import ast
+
+    from gradfix.verify import stale_imports
+
+    original = "from layers import Head\n"
+    stale_imports.ORIGINAL.clear()
+    stale_imports.set_original(original)
+    rewritten = ast.parse("from torch.gf_no_such_module import inf\n" + original)
+    guarded = stale_imports.guard(rewritten, checked=True)
+    assert isinstance(guarded.body[0], ast.ImportFrom)  # the added import: not wrapped
+    assert isinstance(guarded.body[1], ast.Try)  # the original's: wrapped
+    module = stale_imports.guard(ast.parse("from torch.gf_no_such_module import inf\n"))
+    assert isinstance(module.body[0], ast.Try)  # a project module (never rewritten): every import
+    stale_imports.ORIGINAL.clear()

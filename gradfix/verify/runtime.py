@@ -222,7 +222,7 @@ def exec_module(tree: ast.Module, tag: str, path: str, package: str | None = Non
     from .stale_imports import guard
 
     try:
-        exec(compile(guard(tree), path or "<gradfix>", "exec"), mod.__dict__)
+        exec(compile(guard(tree, checked=True), path or "<gradfix>", "exec"), mod.__dict__)
     finally:
         sys.modules.pop(name, None)
     return mod

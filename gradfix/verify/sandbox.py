@@ -492,6 +492,9 @@ def contained(run, cfg: dict):
         sys.path[:0] = [p for p in paths if p not in sys.path]
         # only the original's imports may be stubbed: a rewrite that adds an import of a missing package is broken
         install_import_hooks(paths, [data.get("original") or ""])
+        from .stale_imports import set_original
+
+        set_original(data.get("original") or "")
         try:
             result = run(data)
         except BaseException as e:  # noqa: BLE001 - SystemExit from user code included

@@ -60,13 +60,27 @@ for _op in ("__eq__", "__ne__", "__str__", "__format__"):
 # --------------------------------------------------------------------------- the guard (AST)
 
 
-def guard(tree: ast.Module) -> ast.Module:
+ORIGINAL: set[str] = set()  # the checked file's original top-level `from ... import`s (ast.dump): only those
+
+
+def set_original(source: str) -> None:
+    """Only the original's imports may become stubs: an import a rewrite adds that fails is a broken rewrite."""
+    try:
+        tree = ast.parse(source or "")
+    except SyntaxError:
+        return
+    ORIGINAL.update(ast.dump(s) for s in tree.body if isinstance(s, ast.ImportFrom))
+
+
+def guard(tree: ast.Module, checked: bool = False) -> ast.Module:
     """`tree` with each top-level `from M import a, b` (outside any try) run through `bind` when it raises
-    ImportError: `try: <import> / except ImportError: _gf_stale_imports.bind(globals(), M, level, names)`."""
+    ImportError: `try: <import> / except ImportError: _gf_stale_imports.bind(globals(), M, level, names)`.
+    `checked`: the checked file (either version), where only the original's own import statements are guarded."""
     body: list[ast.stmt] = []
     changed = False
     for s in tree.body:
-        if isinstance(s, ast.ImportFrom) and s.module != "__future__" and not any(a.name == "*" for a in s.names):
+        if isinstance(s, ast.ImportFrom) and s.module != "__future__" and not any(a.name == "*" for a in s.names) \
+                and (not checked or ast.dump(s) in ORIGINAL):
             body.append(_guarded_import(s))
             changed = True
         else:
