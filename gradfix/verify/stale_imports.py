@@ -20,8 +20,9 @@ Only when the failure is the project's own, decided from the project's source, n
   names of a module an installed package no longer has are stub_fallback's).
 Anything else (a missing third-party package, an error raised while the module runs, a name the module does define)
 is raised as before. Only unguarded top-level `from ... import` statements (not `*`) of the checked file (those the
-original has: one a rewrite adds is never guarded) and of the project modules it loads are guarded, and the stubs are bound only in the importing module: the imported module's
-own namespace is left as it is, so `hasattr(M, "X")` still says what Python says.
+original has: one a rewrite adds is never guarded) and of the project modules it loads are guarded, and the stubs are
+bound only in the importing module: the imported module's own namespace is left as it is, so `hasattr(M, "X")` still
+says what Python says.
 
 The stubs (`StaleStub`) also raise on `==`, `!=`, `str()` and formatting, so that a comparison with a name that does
 not exist cannot silently take one branch.
