@@ -312,7 +312,8 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         each = (f"it has no Conv/Linear/Embedding/RNN layer to infer the input from, and forward() failed on "
                 f"plain float inputs ({len(req)} of each shape)")
     raise Untestable(
-        f"input shape unknown for {name}: {each}{'' if leaf is None else ' ' + type(leaf).__name__} (tried {tried}; last error "
+        f"input shape unknown for {name}: {each}{'' if leaf is None else ' ' + type(leaf).__name__} "
+        f"(tried {tried}; last error "
         f"{fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
     )
 
