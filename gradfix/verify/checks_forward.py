@@ -63,6 +63,19 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
                        f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
                                                             ctx.analysis.changed_functions else recv, "function"), unit)
+    out = _forward_built(ctx, setup, recv, unit)
+    if out.verdict == "untestable" and out.detail.startswith(f"building `{recv}` raises"):
+        from .branch_builds import branches, combine  # `A if <unknown> else B`: each branch (branch_builds.py)
+
+        split = branches(setup, recv, out.detail)
+        if split is not None:
+            setups, cond = split
+            return combine([_forward_built(ctx, s, recv, unit) for s in setups], cond, recv, Outcome)
+    return out
+
+
+def _forward_built(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome:
+    """`recv` built by `setup` and its two calls compared, in fp64, or in fp32 when fp64 meets dtype errors."""
     try:
         return _forward_of_setup(ctx, setup, recv, unit)
     except _RetryFp32:  # float32 tensors made inside forward meet fp64 weights: build and compare again in fp32

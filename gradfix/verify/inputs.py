@@ -234,22 +234,25 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     if len(req) == 0:
         return ()
     leaf = _first_known_leaf(models[0])
-    if leaf is None:
+    free = _parameter_free_candidates(models[0], dtype, len(req)) if leaf is None else []
+    if leaf is None and not free:
         raise Untestable(
             f"input shape unknown for {name}: it has no Conv/Linear/Embedding/RNN layer to infer the input from; "
             + fixture_hint(name)
         )
     from .batches import dict_candidates, missing_key
 
-    base = _candidate_inputs(leaf, dtype, models[0])
-    if len(req) == 1:
+    base = _candidate_inputs(leaf, dtype, models[0]) if leaf is not None else free
+    if len(req) == 1 and leaf is not None:
         base = base + _view_candidates(models[0], dtype)
     cands = base
-    keys = list(batch_keys or []) if len(req) == 1 else []
+    keys = list(batch_keys or []) if len(req) == 1 and leaf is not None else []
     dict_mode = bool(keys)
     if dict_mode:
         cands = dict_candidates(keys, base, floats_first)
-    if len(req) > 1:
+    if leaf is None:
+        batch_keys = None  # no dict batches for a module with no layer: only the plain float inputs
+    elif len(req) > 1:
         # `forward(self, q, k, v)`, `forward(self, x, y)`: try every argument shaped like the first
         # layer's input (distinct values); masks, lengths and the like need a fixture
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
@@ -309,8 +312,12 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
     if dict_mode:
         each = (f"forward reads a batch dict (keys {', '.join(keys)}); every combination of values tried (the first "
                 f"layer's input, masks, class indices, floats) failed, with values shaped from its first layer")
+    if leaf is None:
+        each = (f"it has no Conv/Linear/Embedding/RNN layer to infer the input from, and forward() failed on "
+                f"plain float inputs ({len(req)} of each shape)")
     raise Untestable(
-        f"input shape unknown for {name}: {each} {type(leaf).__name__} (tried {tried}; last error "
+        f"input shape unknown for {name}: {each}{'' if leaf is None else ' ' + type(leaf).__name__} "
+        f"(tried {tried}; last error "
         f"{fmt_exc(last) if last else 'none'}); " + fixture_hint(name)
     )
 
@@ -333,6 +340,28 @@ def _reads_string_key(model: nn.Module) -> bool:
     finally:
         m.train(was)
     return False
+
+
+def _parameter_free_candidates(model: nn.Module, dtype: torch.dtype, count: int) -> list[Callable[[], tuple]]:
+    """A module with no parameters, buffers or submodules (nn.CosineSimilarity, nn.PairwiseDistance, a distance or
+    pooling module of the project's own) has no layer to infer its input from, and no learned shape it could
+    need: `count` (at most 3) float inputs of a few plain shapes, each with distinct values; the verdict's detail
+    says which one ran. Any other module without a known layer still needs a fixture."""
+    if not 1 <= count <= 3 or any(True for _ in model.children()) or any(True for _ in model.parameters()) \
+            or any(True for _ in model.buffers()):
+        return []
+    out: list[Callable[[], tuple]] = []
+    for shape in ((BATCH, 16), (BATCH, 8, 16), (BATCH, 3, 16, 16)):
+        def make(shape=shape) -> tuple:
+            g = torch.Generator().manual_seed(SEED_INPUT)
+            return (torch.randn(shape, generator=g, dtype=dtype),)
+
+        make.shape = shape  # type: ignore[attr-defined]
+        multi = _replicated(make, count)
+        multi.note = (f"{count} float input{'s' if count > 1 else ''} of shape {shape} (distinct values): "  # type: ignore[attr-defined]
+                      f"{type(model).__name__} has no parameters, buffers or layers to infer the shape from")
+        out.append(multi)
+    return out
 
 
 def _split_candidates(leaf: nn.Module, dtype: torch.dtype, count: int) -> list[Callable[[], tuple]]:

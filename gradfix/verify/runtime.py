@@ -219,8 +219,10 @@ def exec_module(tree: ast.Module, tag: str, path: str, package: str | None = Non
     if package:
         mod.__package__ = package  # relative imports resolve against the real package
     sys.modules[name] = mod
+    from .stale_imports import guard
+
     try:
-        exec(compile(tree, path or "<gradfix>", "exec"), mod.__dict__)
+        exec(compile(guard(tree, checked=True), path or "<gradfix>", "exec"), mod.__dict__)
     finally:
         sys.modules.pop(name, None)
     return mod

@@ -253,7 +253,9 @@ class _StrippedLoader(importlib.machinery.SourceFileLoader):
         if stripped.dropped_count:
             DROPPED[fullname] = stripped.dropped_names
         LOCAL_LOADED.append(fullname)
-        return compile(stripped.tree, self.path, "exec", dont_inherit=True)
+        from .stale_imports import guard  # a project import its own source cannot satisfy: a stub (stale_imports.py)
+
+        return compile(guard(stripped.tree), self.path, "exec", dont_inherit=True)
 
 
 class LocalFinder(importlib.abc.MetaPathFinder):
@@ -303,6 +305,13 @@ def explain_stubs(result: dict, interpreter: str) -> dict:
         return {**result, "verdict": "untestable", "detail": (
             f"the unit uses {', '.join(broken)}, a module of the project that does not parse: "
             f"{'; '.join(UNPARSABLE[m] for m in mods)}")}
+    from .stale_imports import touched as stale_touched
+
+    stale = stale_touched(TOUCHED)
+    if stale:
+        return {**result, "verdict": "untestable", "detail": (
+            "the unit uses " + "; ".join(f"{name}, a stub standing in for an import that fails ({why})"
+                                         for name, why in stale))}
     if TOUCHED:
         pkgs = sorted({t.split(" ")[0] for t in TOUCHED})
         return {**result, "verdict": "untestable", "detail": (
@@ -483,6 +492,9 @@ def contained(run, cfg: dict):
         sys.path[:0] = [p for p in paths if p not in sys.path]
         # only the original's imports may be stubbed: a rewrite that adds an import of a missing package is broken
         install_import_hooks(paths, [data.get("original") or ""])
+        from .stale_imports import set_original
+
+        set_original(data.get("original") or "")
         try:
             result = run(data)
         except BaseException as e:  # noqa: BLE001 - SystemExit from user code included
