@@ -144,3 +144,65 @@ def test_hook_attached_by_the_classs_file_is_untestable(verdicts):
     v = verdicts["imported"]
     assert v.verdict == "untestable", v
     assert "nets.py" in v.detail and "m.fc.register_forward_hook" in v.detail, v
+
+
+# the fact itself, on source alone (no verifier)
+
+UNITS = """
+import torch.nn as nn
+from torch.nn.utils.parametrizations import orthogonal
+from torch.nn.utils import weight_norm
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = weight_norm(nn.Linear(2, 2))
+        self.register_forward_hook(self._keep)
+
+    def forward(self, x):
+        x.register_hook(lambda g: g)
+        return self.fc(x)
+
+
+class Spy:
+    def __init__(self, model):
+        model.register_forward_hook(print)
+
+
+def tie(m):
+    orthogonal(m.fc)
+
+
+net = Block()
+net.register_forward_hook(print)
+net.apply(weight_norm)
+"""
+
+
+def test_what_the_build_runs_and_what_it_skips():
+    import ast
+
+    from gradfix.verify.skipped_hooks import skipped_hooks
+
+    tree = ast.parse(textwrap.dedent(UNITS))
+    lines = dict(skipped_hooks(tree))
+    # the module's own __init__ (on itself, on a layer it makes) and a tensor hook in forward: run by any build
+    assert not any("self." in t or "weight_norm(nn.Linear" in t or "x.register_hook" in t for t in lines.values())
+    # a plain object hooking what it is given, a name imported from parametrizations, the skipped top level
+    assert any(t.startswith("model.register_forward_hook") for t in lines.values()), lines
+    assert "orthogonal(m.fc)" in lines.values() and "net.apply(weight_norm)" in lines.values(), lines
+    assert "net.register_forward_hook(print)" in lines.values(), lines
+    # a registration the setup itself runs is not skipped (once: a second identical one would be)
+    ran = dict(skipped_hooks(tree, ran="net = Block()\nnet.register_forward_hook(print)"))
+    assert "net.register_forward_hook(print)" not in ran.values(), ran
+    assert len(ran) == len(lines) - 1
+
+
+def test_a_file_without_hook_like_calls_has_nothing_skipped():
+    import ast
+
+    from gradfix.verify.skipped_hooks import skipped_hooks
+
+    assert skipped_hooks(ast.parse(textwrap.dedent(NETS).replace("def add_scaling(m):\n    m.fc.register_forward_hook"
+                                                                  "(lambda mod, inp, out: out * 2)\n", ""))) == []
