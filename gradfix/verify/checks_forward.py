@@ -52,7 +52,8 @@ def check_forward_call(ctx: Ctx) -> Outcome:
     if out.verdict != "equivalent":
         return out
     c = ctx.req.contract
-    missed = skipped_hook(ctx.analysis.old_tree, str(c.get("setup") or ""), ctx.req.path, ctx.req.project_root)
+    missed = skipped_hook(ctx.analysis.old_tree, str(c.get("setup") or ""), ctx.req.path, ctx.req.project_root,
+                          ctx.req.line)
     if missed is None:
         return out
     recv = str(c.get("receiver") or "model")

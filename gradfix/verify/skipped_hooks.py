@@ -118,9 +118,46 @@ def _run_by_build(node: ast.Call, where: list[ast.AST], modules: set[str]) -> bo
             and _owned(node))
 
 
-def skipped_hooks(tree: ast.Module, ran: str = "") -> list[tuple[int, str]]:
+def _fresh_per_test(cls: ast.ClassDef) -> set[str]:
+    """`self.X` that a TestCase's `setUp` sets from a call: made again for every test method."""
+    out = set()
+    for fn in cls.body:
+        if isinstance(fn, ast.FunctionDef) and fn.name == "setUp":
+            for st in ast.walk(fn):
+                if isinstance(st, ast.Assign) and isinstance(st.value, ast.Call):
+                    out.update(t.attr for t in st.targets if isinstance(t, ast.Attribute)
+                               and isinstance(t.value, ast.Name) and t.value.id == "self")
+    return out
+
+
+def _other_test(node: ast.Call, where: list[ast.AST], at: int | None) -> bool:
+    """Registered in another test method of a TestCase, on an object that method makes (a local name) or that
+    `setUp` makes afresh for each test (`self.net`): never the object the test at line `at` builds."""
+    if at is None or len(where) < 2:
+        return False
+    cls, fn = where[-2], where[-1]
+    if not (isinstance(cls, ast.ClassDef) and isinstance(fn, ast.FunctionDef) and fn.name.startswith("test")
+            and any(_chain(b)[0][:1] and _chain(b)[0][0].endswith("TestCase") for b in cls.bases)):
+        return False
+    if fn.lineno <= at <= (fn.end_lineno or fn.lineno):
+        return False
+    target = node.func.value if isinstance(node.func, ast.Attribute) and node.func.attr.startswith("register") \
+        else (node.args[0] if node.args else None)
+    if target is None:
+        return False
+    names, root = _chain(target)
+    if not isinstance(root, ast.Name):
+        return False
+    if root.id == "self":
+        return len(names) >= 2 and names[-2] in _fresh_per_test(cls)
+    local = {t.id for st in ast.walk(fn) if isinstance(st, ast.Assign) for t in st.targets if isinstance(t, ast.Name)}
+    return root.id in local
+
+
+def skipped_hooks(tree: ast.Module, ran: str = "", at: int | None = None) -> list[tuple[int, str]]:
     """(line, call) of each hook-like call of `tree` that the check does not run; `ran`: the code it ran (the
-    setup), whose hook-like calls count once each."""
+    setup), whose hook-like calls count once each; `at`: the finding's line (another test method's own objects are
+    not its)."""
     aliases = hook_aliases(tree)
     covered: Counter = Counter()
     try:
@@ -131,7 +168,7 @@ def skipped_hooks(tree: ast.Module, ran: str = "") -> list[tuple[int, str]]:
     out: list[tuple[int, str]] = []
 
     def visit(node: ast.AST, where: list[ast.AST]) -> None:
-        if hook_like(node, aliases) and not _run_by_build(node, where, modules):
+        if hook_like(node, aliases) and not _run_by_build(node, where, modules) and not _other_test(node, where, at):
             text = ast.unparse(node)
             if covered[text] > 0:
                 covered[text] -= 1
@@ -180,10 +217,10 @@ def _imported_files(tree: ast.Module, path: str, root: str) -> list[str]:
     return out
 
 
-def skipped_hook(tree: ast.Module, ran: str, path: str | None, root: str | None) -> str | None:
+def skipped_hook(tree: ast.Module, ran: str, path: str | None, root: str | None, at: int | None = None) -> str | None:
     """The first hook-like call the check does not run, in the file or a project file it imports from, as
     "`call` at line N" (`of other.py`), with how many more; None when there is none."""
-    found = [(ln, t, None) for ln, t in skipped_hooks(tree, ran)]
+    found = [(ln, t, None) for ln, t in skipped_hooks(tree, ran, at)]
     if path:
         for f in _imported_files(tree, path, root or ""):
             try:
