@@ -109,24 +109,12 @@ def guard_build(tree: ast.Module, name: str, mod: types.ModuleType, before: int)
     return None
 
 
-HOOKING = ("hook", "weight_norm", "spectral_norm", "parametriz", "prune")
-
-
 def _hooks_after(guard: ast.If, start: int, end: int) -> bool:
-    """Whether the block calls anything hook-like (`register_forward_hook`, `weight_norm`, `prune.l1_unstructured`,
-    `register_parametrization`) between lines `start` and `end`."""
-    for node in ast.walk(guard):
-        if isinstance(node, ast.Call) and start <= node.lineno <= end:
-            f = node.func
-            names = []
-            while isinstance(f, ast.Attribute):
-                names.append(f.attr)
-                f = f.value
-            if isinstance(f, ast.Name):
-                names.append(f.id)
-            if any(h in n.lower() for n in names for h in HOOKING):
-                return True
-    return False
+    """Whether the block calls anything hook-like (skipped_hooks.hook_like: `register_forward_hook`, `weight_norm`,
+    `prune.l1_unstructured`, `register_parametrization`) between lines `start` and `end`."""
+    from .skipped_hooks import hook_like
+
+    return any(hook_like(node) and start <= node.lineno <= end for node in ast.walk(guard))
 
 
 def _reads(node: ast.AST, name: str) -> bool:
