@@ -188,6 +188,11 @@ def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: 
                 # it ran once and fails when run again: hook-based weight_norm's weight is computed by a
                 # pre-hook that the direct call skips, so the second backward reuses a freed graph
                 return _forward_crash(model, leaves, mode, recv, unit, e, compared, worst, where, ctx.tol, hooks)
+            from .backward_fails import same_failure  # the module's own backward raises in both call forms
+
+            alike = same_failure(model, leaves, lambda: _fresh_kwargs(kwargs), recv, unit, how, ctx.tol)
+            if alike is not None:
+                return alike
             return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on its input ({how})", unit)
         try:
             c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [], call=_with(model, kwargs))
