@@ -82,3 +82,37 @@ def test_a_list_changed_before_the_build_is_not_used(tmp_path):
     assert src != SRC
     res = _verify(src, tmp_path)
     assert res.verdict == "untestable", res
+
+
+MASKED = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Masked(nn.Module):
+        def __init__(self, width, mask):
+            super().__init__()
+            self.lin = nn.Linear(width, width)
+            self.register_buffer("mask", mask)
+
+        def forward(self, x):
+            return self.lin(x * self.mask)
+
+
+    def check_masked():
+        mask = torch.tensor([1., 0., 1.])
+        model = Masked(3, mask)
+        return model.forward(torch.randn(2, 3))
+''')
+
+
+def test_a_literal_tensor_the_function_made_is_passed_to_the_build(tmp_path):
+    old, new = "model.forward(torch.randn(2, 3))", "model(torch.randn(2, 3))"
+    contract = {"kind": "forward-call", "receiver": "model", "in_class": False, "call_old": old, "call_new": new,
+                "setup": "model = Masked(3, mask)"}
+    req = VerifyRequest(path=str(tmp_path / "masked.py"), original=MASKED, rewritten=MASKED.replace(old, new),
+                        rule="GF305", line=19, contract=contract, project_root=None)
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([req])[0]
+    assert res.verdict == "equivalent", res
+    assert "mask = torch.tensor(" in res.detail, res

@@ -7,7 +7,8 @@ a branch or loop) binds it once, before the setup's line, to
   constants, earlier local builds), or
 - a list or tuple of such calls, or `[Cls(args) for _ in range(k)]` (one `for` over `range` of evaluable
   bounds, no condition),
-and the function never rebinds, mutates (an item or attribute store, a method call on it) or passes it to anything
+or a tensor of evaluable literals (`mask = torch.tensor([1., 0., 1.])`: `torch.tensor`, `zeros`, `ones`, `eye`,
+`arange`, `full`), and the function never rebinds, mutates (an item or attribute store, a method call on it) or passes it to anything
 before the setup line but the build itself. At run time each callee must be a class that subclasses `nn.Module`
 (checked before it is called): a factory function, a plain class or anything else is refused, and the setup stays
 as unbuildable as it was. The build runs the project's own constructors, as the setup does; the verdict's detail
@@ -120,8 +121,13 @@ def evaluate(value: ast.expr, ns: dict, where: str):
     """A local build's value, after checking that each callee is an nn.Module class (NotAModule otherwise)."""
     import torch.nn as nn
 
+    import torch
+
+    factories = (torch.tensor, torch.zeros, torch.ones, torch.eye, torch.arange, torch.full)
     for c in _calls(value) or ():
         cls = _eval_in(c.func, ns, where)
+        if any(cls is f for f in factories) and not isinstance(value, ast.ListComp):
+            continue  # `mask = torch.tensor([1., 0., 1.])`: a tensor of evaluable literals, the same in both versions
         if not (isinstance(cls, type) and issubclass(cls, nn.Module)):
             raise NotAModule(f"`{ast.unparse(c.func)}` is not an nn.Module class")
     return _eval_in(value, ns, where)
