@@ -116,3 +116,19 @@ def test_a_literal_tensor_the_function_made_is_passed_to_the_build(tmp_path):
         res = v.verify_many([req])[0]
     assert res.verdict == "equivalent", res
     assert "mask = torch.tensor(" in res.detail, res
+
+
+def test_a_placed_local_build_is_built_with_the_check_placing_it(tmp_path):
+    """`Block(width).cuda()`: the class is Block's; the check's cuda->cpu redirect places it."""
+    src = SRC.replace("blocks = [Block(width) for", "blocks = [Block(width).cuda() for")
+    assert src != SRC
+    res = _verify(src, tmp_path)
+    assert res.verdict == "equivalent", res
+    assert "Block(width).cuda()" in res.detail, res
+
+
+def test_a_placed_factory_is_still_refused(tmp_path):
+    src = SRC.replace("blocks = [Block(width) for", "blocks = [make_block(width).cuda() for")
+    assert src != SRC
+    res = _verify(src, tmp_path)
+    assert res.verdict == "untestable", res

@@ -3,7 +3,7 @@ range(n)]` then `model = NormalizingFlowModel(flows)` in a test function (held_b
 
 The setup reads `flows`, which no constant gives. A name counts as a local build when the function's own body (not
 a branch or loop) binds it once, before the setup's line, to
-- a call `Cls(args)` whose arguments the verifier may evaluate (literals, the module's and the function's
+- a call `Cls(args)` (or `Cls(args).cuda()` / `.to(device)` / `.cpu()`, placed as the check places it) whose arguments the verifier may evaluate (literals, the module's and the function's
   constants, earlier local builds), or
 - a list or tuple of such calls, or `[Cls(args) for _ in range(k)]` (one `for` over `range` of evaluable
   bounds, no condition),
@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 
 from .call_sites import _eval_in, _mutated_roots
+from .held_builds import _unplaced
 
 
 class NotAModule(Exception):
@@ -40,6 +41,14 @@ def _calls(value: ast.expr) -> list[ast.Call] | None:
     return None
 
 
+def _placements(call: ast.Call) -> list[ast.Call]:
+    out = []
+    while call is not _unplaced(call):
+        out.append(call)
+        call = call.func.value
+    return out
+
+
 def _callee_ok(func: ast.expr) -> bool:
     while isinstance(func, ast.Attribute):
         func = func.value
@@ -56,7 +65,10 @@ def _accepted(value: ast.expr, ok, known: frozenset) -> bool:
         if not all(ok(a, known) for a in g.iter.args):
             return False
         inner = known | {g.target.id}
-    for c in calls:
+    for placed in calls:
+        c = _unplaced(placed)
+        if c is not placed and not all(ok(a, inner) for p in _placements(placed) for a in p.args):
+            return False  # `.to(device)` with a device the verifier cannot evaluate
         if not _callee_ok(c.func) or any(isinstance(a, ast.Starred) for a in c.args) \
                 or any(k.arg is None for k in c.keywords):
             return False
@@ -125,6 +137,7 @@ def evaluate(value: ast.expr, ns: dict, where: str):
 
     factories = (torch.tensor, torch.zeros, torch.ones, torch.eye, torch.arange, torch.full)
     for c in _calls(value) or ():
+        c = _unplaced(c)  # `SimpleFlow(10).cuda()`: the class is the inner call's (the check redirects cuda to cpu)
         cls = _eval_in(c.func, ns, where)
         if any(cls is f for f in factories) and not isinstance(value, ast.ListComp):
             continue  # `mask = torch.tensor([1., 0., 1.])`: a tensor of evaluable literals, the same in both versions
