@@ -59,7 +59,8 @@ def check_forward_call(ctx: Ctx) -> Outcome:
         if out is not None:
             return out
     if not setup or "." in recv:
-        where = ", ".join(ctx.analysis.changed_functions) or "module-level code"
+        methods = [f"{c}.{m}" for c, ms in ctx.analysis.changed_methods.items() for m in ms if m != "<class body>"]
+        where = ", ".join(list(ctx.analysis.changed_functions) + methods) or "module-level code"
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
                        f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
                                                             ctx.analysis.changed_functions else recv, "function"), unit)
