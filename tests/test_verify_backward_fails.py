@@ -73,3 +73,65 @@ def test_a_forward_that_raises_stays_untestable(tmp_path):
     assert src != SRC
     res = _verify(_request(src, str(tmp_path / "flow.py")))
     assert res.verdict == "untestable", res
+
+
+# A forward that takes autograd.grad itself (an energy model's score, a flow's log-det): it needs grad mode, so the
+# check's hook probe, run under no_grad first, used to end the check as a "verifier error".
+SCORE = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class Score(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(3, 1)
+
+        def forward(self, x):
+            if not x.requires_grad:
+                x = x.detach().requires_grad_()
+            energy = torch.tanh(self.lin(x)).sum()
+            (g,) = torch.autograd.grad(energy, x, create_graph=True)
+            return g
+
+
+    def double(module, inputs, output):
+        return output * 2
+
+
+    def scores(x):
+        net = Score()
+        return net.forward(x)
+''')
+
+
+def _compare(with_hook: bool):
+    """checks_forward._compare_call on Score, built and given an input here (the input inference runs under
+    no_grad, so a verdict through the worker needs the call's own argument; call_inputs.py on branch v13)."""
+    import types
+
+    import torch
+
+    from gradfix.verify.checks_forward import _compare_call
+    from gradfix.verify.inputs import make_leaves
+
+    ns: dict = {}
+    exec(SCORE, ns)  # noqa: S102 - our own test module
+    torch.manual_seed(0)
+    net = ns["Score"]().double()
+    if with_hook:
+        net.register_forward_hook(ns["double"])
+    ctx = types.SimpleNamespace(tol=1e-9, dtype=torch.float64, weak_units=[])
+    leaves = make_leaves((torch.randn(4, 3, dtype=torch.float64),), torch.float64)
+    return _compare_call(ctx, net, leaves, {}, "net", "<net(x)>", "`net` built here")
+
+
+def test_a_forward_that_needs_grad_mode_gets_a_verdict():
+    out = _compare(False)
+    assert out.verdict == "equivalent", out
+    assert "ran 1 time through `net(x)` and 0 times through `net.forward(x)`" in out.detail, out
+
+
+def test_a_forward_that_needs_grad_mode_with_a_changing_hook_is_not_equivalent():
+    out = _compare(True)
+    assert out.verdict == "changes-behaviour", out

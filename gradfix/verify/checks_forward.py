@@ -217,22 +217,30 @@ def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: 
         return Outcome("failed", f"`{recv}(x)` and `{recv}.forward(x)` differ without any hook: {where} norm-relative "
                        f"{worst:.1e}", unit)
     prec = "fp64" if ctx.dtype == torch.float64 else "fp32"
-    seen: list[int] = []
-    handle = model.register_forward_hook(lambda *a: seen.append(1))
     try:
-        with torch.no_grad(), seeded(SEED_RUN), _quiet():
-            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            direct = len(seen)
-            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            called = len(seen) - direct
-    finally:
-        handle.remove()
+        direct, called = _hook_runs(model, leaves, kwargs, torch.no_grad)
+    except Exception:  # noqa: BLE001 - a forward that takes autograd.grad itself (a log-det) needs grad mode
+        direct, called = _hook_runs(model, leaves, kwargs, torch.enable_grad)
     hook_txt = (f"a test forward hook ran {plural(called, 'time')} through `{recv}(x)` and {plural(direct, 'time')} "
                 f"through `{recv}.forward(x)`")
     extra = f" ({plural(hooks, 'registered hook')} leave the result unchanged)" if hooks else ""
     return Outcome("equivalent", f"{how}: `{recv}(x)` "
                    f"equals `{recv}.forward(x)` (outputs, parameter and input gradients, eval and train mode, {prec}, "
                    f"largest norm-relative difference {worst:.1e}){extra}; {hook_txt}", unit)
+
+
+def _hook_runs(model: nn.Module, leaves: list, kwargs: dict, mode) -> tuple[int, int]:
+    """How often a test forward hook runs through `model.forward(x)` and through `model(x)`, under `mode`."""
+    seen: list[int] = []
+    handle = model.register_forward_hook(lambda *a: seen.append(1))
+    try:
+        with mode(), seeded(SEED_RUN), _quiet():
+            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
+            direct = len(seen)
+            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
+            return direct, len(seen) - direct
+    finally:
+        handle.remove()
 
 
 def _with(fn, kwargs: dict):
