@@ -3,16 +3,17 @@ range(n)]` then `model = NormalizingFlowModel(flows)` in a test function (held_b
 
 The setup reads `flows`, which no constant gives. A name counts as a local build when the function's own body (not
 a branch or loop) binds it once, before the setup's line, to
-- a call `Cls(args)` (or `Cls(args).cuda()` / `.to(device)` / `.cpu()`, placed as the check places it) whose arguments the verifier may evaluate (literals, the module's and the function's
-  constants, earlier local builds), or
-- a list or tuple of such calls, or `[Cls(args) for _ in range(k)]` (one `for` over `range` of evaluable
-  bounds, no condition),
-or a tensor of evaluable literals (`mask = torch.tensor([1., 0., 1.])`: `torch.tensor`, `zeros`, `ones`, `eye`,
-`arange`, `full`), and the function never rebinds, mutates (an item or attribute store, a method call on it) or passes it to anything
-before the setup line but the build itself. At run time each callee must be a class that subclasses `nn.Module`
-(checked before it is called): a factory function, a plain class or anything else is refused, and the setup stays
-as unbuildable as it was. The build runs the project's own constructors, as the setup does; the verdict's detail
-names the statements.
+- a call `Cls(args)` (or `Cls(args).cuda()` / `.to(device)` / `.cpu()`, placed as the check places it) whose
+  arguments the verifier may evaluate (literals, the module's and the function's constants, earlier local builds),
+- a list or tuple of such calls, or `[Cls(args) for _ in range(k)]` (one `for` over `range` of evaluable bounds, no
+  condition), or
+- a tensor of evaluable literals (`mask = torch.tensor([1., 0., 1.])`: `torch.tensor`, `zeros`, `ones`, `eye`,
+  `arange`, `full`),
+and the function never rebinds, mutates (an item or attribute store, a method call on it) or passes it to anything
+before the setup line but another build. At run time each callee must be a class that subclasses `nn.Module`, or
+torch's own factory (checked before it is called): a factory function, a plain class or anything else is refused,
+and the setup stays as unbuildable as it was. The build runs the project's own constructors, as the setup does; the
+verdict's detail names the statements.
 """
 
 from __future__ import annotations
