@@ -237,7 +237,9 @@ class Engine:
                 module, children, parents, spans = parsed
                 tables = (children, parents, spans)
             else:
-                module = _cst_tree(source)
+                # a hint means `check` (gradfix/prescan.py), one file at a time in its process: its tree is only
+                # read, so libcst's per-node validation is skipped (parsing._unvalidated: the same tree)
+                module = _cst_tree(source, validate=hint is None or hint[0] != source)
         except ParseFailure as exc:
             return [], [FileError(path, exc.line, str(exc))]
         try:

@@ -38,13 +38,41 @@ def parse_both(source: str, path: str) -> tuple[cst.Module, ast.Module]:
     return _cst_tree(source), tree_
 
 
-def _cst_tree(source: str) -> cst.Module:
+def _cst_tree(source: str, validate: bool = True) -> cst.Module:
+    """libcst's tree of `source`. `validate=False` (a cold `check`'s lint, engine.py) builds the same tree
+    without libcst checking each node as it is made (`_unvalidated`)."""
     try:
+        if not validate:
+            return _unvalidated(source)
         return cst.parse_module(source)
     except cst.ParserSyntaxError as exc:
         raise ParseFailure(f"syntax error: {exc.message}", exc.raw_line) from exc
     except (RecursionError, ValueError) as exc:
         raise ParseFailure(f"cannot parse: {exc}", None) from exc
+
+
+def _skip(self) -> None:
+    return None
+
+
+def _unvalidated(source: str) -> cst.Module:
+    """`cst.parse_module(source)` without the per-node validation: every node libcst makes runs
+    `CSTNode.__post_init__` -> `_validate`, checks of invariants on the node's fields (parentheses that
+    match, whitespace around keywords) that a tree read from text the parser accepted already meets.
+    They were a fifth of the parse of the kept files of a cold `check` (bench/PROFILE.md, branch p12), and
+    libcst's own comment on `__post_init__` says as much ("avoid validating the tree when parsing a file").
+    No node class defines a `__post_init__` of its own and no `_validate` changes a node
+    (tests/test_parsing_unvalidated.py), so the tree is the one `parse_module` gives. The hook is set only for
+    the parse and put back after it, even when the parse raises: nodes built afterwards (rewrites, fixes) are
+    validated as always. Process-wide while it runs, so only `check`'s lint uses it, never the language
+    server's threads."""
+    node = cst.CSTNode
+    saved = node.__dict__["__post_init__"]
+    node.__post_init__ = _skip
+    try:
+        return cst.parse_module(source)
+    finally:
+        node.__post_init__ = saved
 
 
 def _compiles(source: str) -> bool:

@@ -101,7 +101,24 @@ def _forward_of_setup(ctx: Ctx, setup: str, recv: str, unit: str) -> Outcome:
     try:
         inputs = infer_input(recv, [model], ctx.dtype, ctx.explain, notes=notes)
     except Untestable as u:
-        return Outcome("untestable", str(u), unit)
+        # no layer tells the shape: the call's own arguments, as the file makes them (call_inputs.py)
+        from .call_inputs import call_inputs
+
+        made = call_inputs(ctx.analysis.old_tree, str(ctx.req.contract.get("call_old") or ""), ctx.req.line, _ns,
+                           ctx.dtype, ctx.req.path or "<call>")
+        if made is None:
+            return Outcome("untestable", str(u), unit)
+        inputs, notes["input"] = made
+        # a notebook's later cells rebind the names the build reads: built again as they stand at the build
+        from .call_inputs import names_read, setup_line, values_at
+
+        at = setup_line(ctx.analysis.old_tree, setup, ctx.req.line)
+        then = values_at(ctx.analysis.old_tree, at, _ns, names_read(setup), ctx.req.path or "<setup>") if at else {}
+        if then:
+            with _quiet():
+                _ns, model = _setup_namespace(ctx, "old", setup, recv, overlay=then)
+            sets = ", ".join(f"{k} = {v!r}"[:40] for k, v in then.items())
+            notes["input"] += f"; `{recv}` built with `{sets}` as they stand before line {at} (later code rebinds them)"
     leaves = make_leaves(inputs, ctx.dtype)
     lines = setup.splitlines()
     built = lines[0]

@@ -16,6 +16,7 @@ from .runtime import (
 )
 from .context import Ctx
 from .inputs import infer_input
+from .call_sites import _short
 
 
 # --- clamp-moved -----------------------------------------------------------
@@ -41,9 +42,35 @@ class _Inputs:
         return out[0] if len(out) == 1 else tuple(out)
 
 
-def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[dict, nn.Module]:
+def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str, _placed: str | None = None,
+                     overlay: dict | None = None) -> tuple[dict, nn.Module]:
+    """`overlay`: module names to set before the setup runs (their values where the setup stands, call_inputs.py)."""
+    try:
+        return _setup_namespace_once(ctx, tag, setup, model_name, overlay)
+    except NameError as e:
+        # `model = Flow(...).to(device)`, `device` set by code the verifier does not run: built without the
+        # placement, which the check makes itself (guard_builds.py)
+        from .guard_builds import overrides_placement, unplaced_setup
+
+        bare = None if _placed else unplaced_setup(setup, getattr(e, "name", None))
+        if bare is None:
+            raise
+        ns, model = _setup_namespace(ctx, tag, bare[0], model_name, _placed=bare[1], overlay=overlay)
+        if overrides_placement(model):
+            raise Untestable(f"`{model_name}` is placed by `{bare[1]}`, whose `{e.name}` is set by code the verifier "
+                             f"does not run, and {type(model).__name__} overrides the placement methods") from None
+        note = (f"`{model_name}` built without its placement `{_short(bare[1], 60)}` (`{e.name}` is set by code the "
+                f"verifier does not run; the check places the module on the CPU itself).")
+        if note not in ctx.notes:
+            ctx.notes.append(note)
+        return ns, model
+
+
+def _setup_namespace_once(ctx: Ctx, tag: str, setup: str, model_name: str, overlay: dict | None = None
+                          ) -> tuple[dict, nn.Module]:
     mod = ctx.load_fresh(tag)
     ns = mod.__dict__
+    ns.update(overlay or {})
     ns["__gf_loss"] = lambda *outs: projected_loss(flatten(outs))
     with seeded(SEED_BUILD):
         from .held_builds import converted_first, prior_build, reads
@@ -54,6 +81,18 @@ def _setup_namespace(ctx: Ctx, tag: str, setup: str, model_name: str) -> tuple[d
             if pre is not None:
                 exec(compile(pre, "<setup>", "exec"), ns)
                 ns["__gf_prior_build"] = pre
+            elif reads(setup, base):  # built in the `__main__` block from its constants (guard_builds.py)
+                from .guard_builds import guard_build
+
+                found = guard_build(ctx.analysis.old_tree, base, mod, ctx.req.line)
+                if found is not None:
+                    pre, values, note = found
+                    local = dict(values)
+                    exec(compile(pre, "<setup>", "exec"), ns, local)
+                    ns[base] = local[base]
+                    ns["__gf_prior_build"] = pre
+                    if note not in ctx.notes:
+                        ctx.notes.append(note)
         from .held_builds import function_build, held_build  # built in __init__ or main() from their names
 
         held = held_build(ctx.analysis.old_tree, setup, model_name, mod, ctx.req.path, ctx.req.project_root)

@@ -258,6 +258,7 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
                   for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
+    saw_dtype = False
     i = 0
     while i < len(cands) or (not dict_mode and batch_keys is not None and len(req) == 1
                              and _reads_string_key(models[0])):
@@ -287,13 +288,16 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
             except Exception as e:  # noqa: BLE001 - user code
                 if last is None or model is models[0]:
                     last = e
+                # the forward makes float32 tensors of its own on the input it fits (`x.to(torch.float32)`), and
+                # other shapes fail for their size (a mask built for 28x28): it runs in fp32, not in no shape
+                saw_dtype = saw_dtype or (model is models[0] and is_dtype_error(e))
                 if dict_mode and len(keys) < 12 and model is models[0]:
                     extra = missing_key(e, cand[0])
                     if extra is not None:  # a key the static read missed: start over with it
                         keys.append(extra)
                         cands, i = dict_candidates(keys, base, floats_first), 0
                         break
-    if last is not None and dtype == torch.float64 and is_dtype_error(last):
+    if last is not None and dtype == torch.float64 and (saw_dtype or is_dtype_error(last)):
         raise _RetryFp32()
     if last is not None and explain is not None and isinstance(last, NameError):
         why = explain(last, name)
