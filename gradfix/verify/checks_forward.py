@@ -78,7 +78,8 @@ def _check_forward_call(ctx: Ctx) -> Outcome:
         if out is not None:
             return out
     if not setup or "." in recv:
-        where = ", ".join(ctx.analysis.changed_functions) or "module-level code"
+        methods = [f"{c}.{m}" for c, ms in ctx.analysis.changed_methods.items() for m in ms if m != "<class body>"]
+        where = ", ".join(list(ctx.analysis.changed_functions) + methods) or "module-level code"
         return Outcome("untestable", f"`{recv}` is not built by an assignment the verifier can run (it comes from "
                        f"outside {where}); " + fixture_hint(ctx.analysis.changed_functions[0] if
                                                             ctx.analysis.changed_functions else recv, "function"), unit)
@@ -237,6 +238,11 @@ def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: 
                 # it ran once and fails when run again: hook-based weight_norm's weight is computed by a
                 # pre-hook that the direct call skips, so the second backward reuses a freed graph
                 return _forward_crash(model, leaves, mode, recv, unit, e, compared, worst, where, ctx.tol, hooks)
+            from .backward_fails import same_failure  # the module's own backward raises in both call forms
+
+            alike = same_failure(model, leaves, lambda: _fresh_kwargs(kwargs), recv, unit, how, ctx.tol)
+            if alike is not None:
+                return alike
             return Outcome("untestable", f"`{recv}.forward(x)` raises {fmt_exc(e)} on its input ({how})", unit)
         try:
             c_out, c_g, c_ig = _forward_grads(model, leaves, mode, [], call=_with(model, kwargs))
@@ -260,22 +266,30 @@ def _compare_call(ctx: Ctx, model: nn.Module, leaves: list, kwargs: dict, recv: 
         return Outcome("failed", f"`{recv}(x)` and `{recv}.forward(x)` differ without any hook: {where} norm-relative "
                        f"{worst:.1e}", unit)
     prec = "fp64" if ctx.dtype == torch.float64 else "fp32"
-    seen: list[int] = []
-    handle = model.register_forward_hook(lambda *a: seen.append(1))
     try:
-        with torch.no_grad(), seeded(SEED_RUN), _quiet():
-            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            direct = len(seen)
-            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
-            called = len(seen) - direct
-    finally:
-        handle.remove()
+        direct, called = _hook_runs(model, leaves, kwargs, torch.no_grad)
+    except Exception:  # noqa: BLE001 - a forward that takes autograd.grad itself (a log-det) needs grad mode
+        direct, called = _hook_runs(model, leaves, kwargs, torch.enable_grad)
     hook_txt = (f"a test forward hook ran {plural(called, 'time')} through `{recv}(x)` and {plural(direct, 'time')} "
                 f"through `{recv}.forward(x)`")
     extra = f" ({plural(hooks, 'registered hook')} leave the result unchanged)" if hooks else ""
     return Outcome("equivalent", f"{how}: `{recv}(x)` "
                    f"equals `{recv}.forward(x)` (outputs, parameter and input gradients, eval and train mode, {prec}, "
                    f"largest norm-relative difference {worst:.1e}){extra}; {hook_txt}", unit)
+
+
+def _hook_runs(model: nn.Module, leaves: list, kwargs: dict, mode) -> tuple[int, int]:
+    """How often a test forward hook runs through `model.forward(x)` and through `model(x)`, under `mode`."""
+    seen: list[int] = []
+    handle = model.register_forward_hook(lambda *a: seen.append(1))
+    try:
+        with mode(), seeded(SEED_RUN), _quiet():
+            model.forward(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
+            direct = len(seen)
+            model(*_fresh_inputs(leaves), **_fresh_kwargs(kwargs))
+            return direct, len(seen) - direct
+    finally:
+        handle.remove()
 
 
 def _with(fn, kwargs: dict):

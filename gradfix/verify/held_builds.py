@@ -350,7 +350,9 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
                 if not (PM.GUARD in vars(mod)):
                     return None  # the loaded module defines no guard: nothing it ran needs one
             ok, rewrite = guarded
-        pre = local_constants(fn, ok, stmt.lineno)
+        from .local_builds import NotAModule, evaluate, with_builds
+
+        pre, builds = with_builds(fn, ok, stmt, local_constants(fn, ok, stmt.lineno))  # `flows = [IAF(...) ...]`
         read = {n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
         pre = _needed(pre, set(read))
         if not pre or (read - {n for n, _v in pre}) & _stored(fn):
@@ -360,7 +362,12 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
         values = {}
         try:
             for name, value in pre:
+                if name in builds:
+                    ns[name] = values[name] = evaluate(rewrite(value) if rewrite else value, ns, where)
+                    continue
                 ns[name] = values[name] = _eval_in(rewrite(value) if rewrite else value, ns, where)
+        except NotAModule:
+            continue  # a local build whose callee is a factory or a plain class: not one this reads
         except Exception:  # noqa: BLE001 - the guard refused a receiver, or the method raised: not this one
             if rewrite is None:
                 raise
