@@ -434,3 +434,61 @@ def _loss_dict(flow, holder: str, for_node, loss_names: set[str], reaching) -> b
         isinstance(r.binding.value, cst.Dict) and r.binding.value.elements and
         all(isinstance(e, cst.DictElement) and _graph_reaches(e.value, loss_names) for e in r.binding.value.elements)
         for r in reaches)
+
+
+# numpy calls that build an ndarray (a 0-d one too): `array + tensor` and `array += tensor` raise TypeError
+# for a tensor, so such a total never holds a graph. Numpy *scalars* (`np.float64(0)`, `np.sum(a)`) are not
+# here: `np.float64(0) + loss` hands the tensor's `__radd__` the sum, a tensor with the loss's graph.
+_NUMPY_ARRAY_MAKERS = frozenset(f"numpy.{f}" for f in (
+    "zeros", "ones", "empty", "full", "array", "asarray", "zeros_like", "ones_like", "empty_like", "full_like",
+    "arange", "linspace"))
+
+
+def numpy_array_total(flow, small, name: str, depth: int = 0) -> bool:
+    """`total += <value>` (or `total = total + <value>`) where every binding of `total` that reaches the
+    statement is an ndarray made by numpy (`np.zeros(k)`), or an earlier such accumulation into it, and no
+    other binding of `total` sits in a loop around the statement (a back edge that could bring a tensor).
+    Adding a tensor to an ndarray raises TypeError, adding numbers or arrays keeps it an array: the total
+    cannot keep an autograd graph, whatever the value reads."""
+    from gradfix.analysis.reaching import reaching
+    from gradfix.analysis.tree import contains
+
+    st = flow.step_of.get(id(small))
+    if st is None or depth > 4:
+        return False
+    if depth == 0 and st.loops:
+        outer = st.loops[0]
+        for b in flow.bindings:
+            if b.name != name or b.step < 0 or not contains(outer, flow.steps[b.step].node):
+                continue
+            node = flow.steps[b.step].node
+            if not (_adds_into(node, name) or _makes_numpy_array(flow, b.value)):
+                return False
+    reaches = reaching(flow, name, st.index)
+    if not reaches:
+        return False
+    for reach in reaches:
+        b = reach.binding
+        if b.step >= 0 and _adds_into(flow.steps[b.step].node, name):
+            if not numpy_array_total(flow, flow.steps[b.step].node, name, depth + 1):
+                return False
+        elif not _makes_numpy_array(flow, b.value):
+            return False
+    return True
+
+
+def _adds_into(node, name: str) -> bool:
+    """`name += ...` or `name = name + ...` / `name = ... + name`."""
+    if isinstance(node, cst.AugAssign):
+        return isinstance(node.operator, cst.AddAssign) and isinstance(node.target, cst.Name) and \
+            node.target.value == name
+    if isinstance(node, cst.Assign) and len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name) \
+            and node.targets[0].target.value == name and isinstance(node.value, cst.BinaryOperation) and \
+            isinstance(node.value.operator, cst.Add):
+        sides = (node.value.left, node.value.right)
+        return any(isinstance(s, cst.Name) and s.value == name for s in sides)
+    return False
+
+
+def _makes_numpy_array(flow, value) -> bool:
+    return isinstance(value, cst.Call) and qualname(value.func, flow.index.imports) in _NUMPY_ARRAY_MAKERS

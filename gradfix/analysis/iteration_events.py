@@ -21,7 +21,9 @@ from gradfix.analysis.names import chain_root, dotted, qualname
 from gradfix.analysis.numbers import bound_values, is_metric_value, is_number, no_graph_from
 from gradfix.analysis.trainstep import names_in
 
-from gradfix.analysis.expressions import dict_loss_values, number_dict_total, tensor_slot_total
+from gradfix.analysis.expressions import (
+    dict_loss_values, number_dict_total, numpy_array_total, tensor_slot_total,
+)
 from gradfix.analysis.expressions import (
     CLIP_NORM, CLIP_VALUE, _arg, _grad_chain, _post_order_calls, accumulation_form, clears_grad_value, code_of,
     grad_op_info, literal_value,
@@ -290,7 +292,9 @@ class EventWalker:
                     how = "float"  # `loss = loss.detach().cpu().numpy()` just before: the name no longer holds it
         st = self.flow.step_of.get(id(small))
         if how == "tensor" and st is not None:
-            if st.no_grad:
+            if numpy_array_total(self.flow, small, total):
+                how = "float"  # `scores += score(out, y)` into `np.zeros(k)`: an ndarray never holds a graph
+            elif st.no_grad:
                 how = "detach"  # added with grad off (`with torch.no_grad():`): autograd records nothing
             elif is_number(self.index, value, bound_values(self.flow, st.index)):
                 how = "float"  # `acc += accuracy(out, y)` with a helper ending in `.item()`
