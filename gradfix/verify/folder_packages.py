@@ -158,6 +158,18 @@ def _module_level_names(path: str) -> set[str] | None:
     return names
 
 
+def taken_folder_reason(mod_name: str, wanted: str, rel) -> str:
+    """`wanted` missing from the folder taken as the package `mod_name` (its __init__.py not in the repository,
+    taken as empty): what the module file it shadowed has, and that what the missing __init__.py defined is not
+    known. `rel` shows a path (relative to the project)."""
+    hidden = TAKEN[mod_name]
+    names = _module_level_names(hidden)
+    also = (f"; the module file {rel(hidden)} beside the folder does not define it either, so the import fails "
+            f"whichever of the two is the package" if names is not None and wanted not in names else "")
+    return (f"`{mod_name}` is the folder taken as the package, whose __init__.py is not in the repository "
+            f"(taken as empty): none of its modules is `{wanted}`, and what that file defined is not known{also}")
+
+
 def project_import_hint(err: BaseException, root: str | None) -> str:
     """Where an import of the project's own modules fails as Python itself would fail it, run from the project's
     root, say so: a module file that shadows a folder (above), a name that the project module's source never binds
@@ -175,16 +187,7 @@ def project_import_hint(err: BaseException, root: str | None) -> str:
         mod_name = getattr(err, "name", None) or ""
         wanted = msg.split("'")[1] if msg.count("'") >= 2 else ""
         if mod_name in TAKEN and wanted:
-            # the folder taken as the package (its __init__.py not in the repository, taken as empty): say what the
-            # module file it shadowed has, and that what the missing __init__.py defined is not known
-            hidden = TAKEN[mod_name]
-            names = _module_level_names(hidden)
-            hidden = os.path.relpath(hidden, root)
-            also = (f"; the module file {hidden} beside the folder does not define it either, so the import fails "
-                    f"whichever of the two is the package" if names is not None and wanted not in names else "")
-            return (f"; `{mod_name}` is the folder taken as the package, whose __init__.py is not in the repository "
-                    f"(taken as empty): none of its modules is `{wanted}`, and what that file defined is not known"
-                    f"{also}")
+            return "; " + taken_folder_reason(mod_name, wanted, lambda p: os.path.relpath(p, root))
         if not origin.endswith(".py") or not os.path.realpath(origin).startswith(top) or not wanted:
             return ""
         names = _module_level_names(origin)

@@ -37,7 +37,7 @@ import os
 import sys
 
 from . import sandbox
-from .folder_packages import TAKEN, _module_level_names
+from .folder_packages import TAKEN, _module_level_names, taken_folder_reason
 
 STALE: dict[str, str] = {}  # stub name (`M.X`) -> why it is a stub, for the detail
 _HELPER = "_gf_stale_imports"
@@ -157,13 +157,11 @@ def _why_absent(mod, mod_name: str, name: str) -> str | None:
         names = _module_level_names(origin)
         if names is None or name in names or "__getattr__" in names:
             return None
-        return f"the project's own import error: {_rel(origin)} defines no `{name}` at its top level"
+        return f"the project's own import error: {_rel(origin)} defines no `{name}` anywhere at its top level"
     if origin is None and folders and all(_local(f) for f in folders):
         where = ", ".join(_rel(f) + "/" for f in folders)
         if mod_name in TAKEN:
-            return (f"the project's own import error: `{mod_name}` is the folder {where} taken as the package, whose "
-                    f"__init__.py is not in the repository; none of its modules is `{name}`, and what that file "
-                    f"defined is not known")
+            return f"the project's own import error: {taken_folder_reason(mod_name, name, _rel)}"
         return (f"the project's own import error: `{mod_name}` is a folder with no __init__.py ({where}) and holds "
                 f"no module `{name}`")
     return None
