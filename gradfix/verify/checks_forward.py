@@ -44,14 +44,22 @@ def _forward_crash(model, leaves, mode: str, recv: str, unit: str, error: BaseEx
 
 
 def check_forward_call(ctx: Ctx) -> Outcome:
-    """The check below; an `equivalent` on a build that lacks a hook the file attaches elsewhere is `untestable`
-    (skipped_hooks.py)."""
+    """The check below; a direct check's verdict on a rewrite that changed more than the call (call_form.py), or an
+    `equivalent` on a build that lacks a hook the file attaches elsewhere (skipped_hooks.py), is `untestable`."""
+    from .call_form import call_form_only
     from .skipped_hooks import skipped_hook
 
+    c = ctx.req.contract
     out = _check_forward_call(ctx)
+    if out.verdict in ("equivalent", "fixes-crash") and not _runs_rewritten(ctx):
+        # the direct checks compare the call forms on the original's module: a proof of the rewrite only when
+        # the rewrite is that call's form and nothing else (call_form.py)
+        other = call_form_only(ctx.analysis.old_tree, ctx.analysis.new_tree, str(c.get("call_old") or ""),
+                               ctx.req.line)
+        if other is not None:
+            return Outcome("untestable", f"{out.detail.rstrip('.')}; but {other}", out.unit)
     if out.verdict != "equivalent":
         return out
-    c = ctx.req.contract
     missed = skipped_hook(ctx.analysis.old_tree, str(c.get("setup") or ""), ctx.req.path, ctx.req.project_root,
                           ctx.req.line)
     if missed is None:
@@ -62,11 +70,16 @@ def check_forward_call(ctx: Ctx) -> Outcome:
                    f"own object the two calls may differ", out.unit)
 
 
+def _runs_rewritten(ctx: Ctx) -> bool:
+    """The call sits in a module's method, or in a function a fixture builds: `check_equal` runs both versions."""
+    return bool(ctx.req.contract.get("in_class") or (ctx.analysis.changed_functions and any(
+        ctx.fixture(f) is not None for f in ctx.analysis.changed_functions)))
+
+
 def _check_forward_call(ctx: Ctx) -> Outcome:
     c = ctx.req.contract
     recv = str(c.get("receiver") or "model")
-    if c.get("in_class") or (ctx.analysis.changed_functions and
-                             any(ctx.fixture(f) is not None for f in ctx.analysis.changed_functions)):
+    if _runs_rewritten(ctx):
         out = check_equal(ctx)
         if out.verdict == "equivalent":
             out = Outcome(out.verdict, out.detail.rstrip(".") + "; the module is now called, so its hooks run", out.unit)
