@@ -294,14 +294,14 @@ encoder = nn.GRU(6, 6, batch_first=True)
 contrast = OffsetContrast(6, 3)
 opt = torch.optim.Adam(list(encoder.parameters()) + list(contrast.parameters()), lr=1e-3)
 for epoch in range(2):
-    mean_hits = np.zeros(3)
+    mean_hits = torch.zeros(3)
     for i, feats in enumerate([torch.randn(4, 10, 6)], 1):
         opt.zero_grad()
         ctx, _ = encoder(feats)
         loss, hits = contrast(feats, ctx)
         loss.backward()
         opt.step()
-        mean_hits += (np.array(hits) - mean_hits) / i
+        mean_hits += (sum(hits) - mean_hits) / i
 '''
 
 
@@ -315,8 +315,8 @@ def test_forward_outputs_that_are_python_numbers(tmp_path, monkeypatch):
     assert view.forward_numbers("losses.Leaky") == {2, 3}
     assert view.forward_numbers("losses.Settings") == frozenset()   # not a module
     assert [f for f in findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path))) if f[2] == "GF208"] == []
-    # soft hit rates kept as tensors: the running mean holds every iteration's graph, and the cached
-    # importer must see the edit of losses.py
+    # soft hit rates kept as tensors: the running mean (a torch tensor; a numpy one would raise instead)
+    # holds every iteration's graph, and the cached importer must see the edit of losses.py
     (tmp_path / "losses.py").write_text(CONTRAST_LOSS.replace(
         "(scores.argmax(1) == labels).float().mean().item()", "scores.softmax(1).mean()"))
     got = findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path)))

@@ -152,8 +152,8 @@ def _why_absent(mod, mod_name: str, name: str) -> str | None:
         if not _local(origin):
             return None
         if name in sandbox.DROPPED.get(mod_name, set()):
-            return (f"set by module-level code of {mod_name} that the verifier does not execute: only imports, "
-                    f"definitions and constants run")
+            return (f"'{name}' is set by module-level code of {mod_name} that the verifier does not execute: "
+                    f"only imports, definitions and constants run")
         names = _module_level_names(origin)
         if names is None or name in names or "__getattr__" in names:
             return None
