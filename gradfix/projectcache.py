@@ -107,7 +107,7 @@ def _to_record(s: FileSummary | None) -> dict:
         return {"none": True}      # does not parse: the engine reports it; not parsed again here
     return {"imports": s.imports, "classes": {k: list(v) for k, v in s.classes.items()},
             "functions": sorted(s.functions), "stateless": sorted(s.stateless),
-            "sites": [[c.target, c.no_grad, c.caller, c.line] for c in s.sites],
+            "sites": [[c.target, c.no_grad, c.caller, c.line, [list(kv) for kv in c.classes]] for c in s.sites],
             "factories": {k: [[r.ctor, r.head] for r in v] for k, v in s.factories.items()},
             "heads": dict(s.heads), "clears": sorted(s.clears), "stars": list(s.stars),
             "clearing": sorted(s.clearing), "numbers": {k: list(v) for k, v in s.numbers.items()}}
@@ -123,7 +123,8 @@ def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool 
         return FileSummary(
             full, module_names(full, root), dict(data["imports"]),
             {k: tuple(v) for k, v in data["classes"].items()}, frozenset(data["functions"]),
-            frozenset(data["stateless"]), tuple(CallSite(t, bool(g), c, int(n)) for t, g, c, n in data["sites"]),
+            frozenset(data["stateless"]), tuple(CallSite(t, bool(g), c, int(n), tuple((str(k), str(v)) for k, v in a))
+                                              for t, g, c, n, a in data["sites"]),
             {k: tuple(Returned(str(c), h) for c, h in v) for k, v in data["factories"].items()},
             {str(k): str(v) for k, v in data["heads"].items()},
             frozenset(str(c) for c in data["clears"]), tuple(str(m) for m in data["stars"]),

@@ -298,7 +298,7 @@ class EventWalker:
                 how = "detach"  # added with grad off (`with torch.no_grad():`): autograd records nothing
             elif is_number(self.index, value, bound_values(self.flow, st.index)):
                 how = "float"  # `acc += accuracy(out, y)` with a helper ending in `.item()`
-            elif is_metric_value(self.index, value, bound_values(self.flow, st.index)):
+            elif is_metric_value(self.index, value, bound_values(self.flow, st.index), self.flow):
                 how = "detach"  # `acc += acc_fn(out, y)`, a torchmetrics Accuracy: no graph to keep
             elif no_graph_from(self.index, value, loss_names, bound_values(self.flow, st.index)):
                 how = "detach"  # `acc += accuracy(out, y) * n`, an `eq(argmax(...))` mean: no graph to keep

@@ -96,3 +96,49 @@ def _default_attribute_ctor(index, cls: cst.ClassDef, attr: str, walk) -> str | 
                 return None  # passes a value (or may, through `*args` / `**kwargs`)
             builds += 1
     return ctor if builds else None
+
+
+def passed_class(index, flow: Flow, name: cst.Name, depth: int = 0) -> str | None:
+    """The class every call of `name`'s function passes for that parameter, in this file and, for a top-level
+    function, in the project's other files (`train(..., metric=BinaryPrecision().to(dev))` in train.py for
+    `def train(..., metric)` in engine.py; also through a function of this file that hands its own parameter
+    on: `train_step(..., metric)` inside `train`). None when the name is not a parameter left unbound in its
+    function, no call is known, or one call passes anything else (or may, by a default or `*args`)."""
+    b = flow.name_binding(name)
+    fn = flow.function
+    if b is None or not b.is_param or fn is None or depth > 3 or \
+            sum(x.name == name.value for x in flow.bindings) != 1:
+        return None
+    found: set[str | None] = set()
+    if index.callgraph.sites(fn):
+        args = passed_arguments(index, fn, name.value)
+        if args is None:
+            return None
+        for caller, arg in args:
+            found.add(_argument_class(index, caller, arg, depth))
+    if index.parents.get(fn) is index.module and index.project is not None:
+        p = fn.params
+        positional = [q.name.value for q in (*p.posonly_params, *p.params)]
+        position = positional.index(name.value) if name.value in positional else None
+        elsewhere = index.project.passed_classes(fn.name.value, position, name.value)
+        if elsewhere is None:
+            return None
+        found.update(elsewhere)
+    return found.pop() if len(found) == 1 and None not in found else None
+
+
+def _argument_class(index, caller: Flow, arg: cst.BaseExpression, depth: int) -> str | None:
+    """The class a call's argument is surely an instance of: a constructor call (through `.to(...)`), a name
+    the caller binds once to one, or a parameter of the caller that its own callers fill so."""
+    if isinstance(arg, cst.Call):
+        return index.ctor_of(arg)
+    if not isinstance(arg, cst.Name):
+        return None
+    b = caller.name_binding(arg)
+    if b is None:
+        return None
+    if b.is_param:
+        return passed_class(index, caller, arg, depth + 1)
+    if sum(x.name == arg.value for x in caller.bindings) == 1 and isinstance(b.value, cst.Call):
+        return index.ctor_of(b.value)
+    return None

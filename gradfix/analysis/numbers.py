@@ -201,20 +201,29 @@ _NONDIFF_METRICS = frozenset(
 _DEVICE_MOVES = frozenset({"to", "cuda", "cpu"})
 
 
-def is_metric_value(index, expr: cst.CSTNode, names) -> bool:
+def is_metric_value(index, expr: cst.CSTNode, names, flow=None) -> bool:
     """`metric(pred, y)` where `metric` is surely bound to a non-differentiable torchmetrics metric
-    (`acc_fn = Accuracy(task="multiclass", num_classes=10).to(device)`): a tensor that holds no graph."""
+    (`acc_fn = Accuracy(task="multiclass", num_classes=10).to(device)`), or is a parameter of `flow`'s
+    function every call of which, in this file or another of the project, passes one
+    (`train_step(..., precision_fn)` called with `BinaryPrecision().to(dev)`): a tensor that holds no graph."""
     if not isinstance(expr, cst.Call) or not isinstance(expr.func, cst.Name):
         return False
     values = names(expr.func)
     if not values or len(values) != 1 or not isinstance(values[0], cst.Call):
-        return False
+        if flow is None:
+            return False
+        from gradfix.analysis.module_ctors import passed_class
+
+        return _nondiff_metric(passed_class(index, flow, expr.func))
     ctor = values[0]
     while isinstance(ctor.func, cst.Attribute) and ctor.func.attr.value in _DEVICE_MOVES and \
             isinstance(ctor.func.value, cst.Call):
         ctor = ctor.func.value   # `Accuracy(...).to(device)`
-    q = qualname(ctor.func, index.imports) or ""
-    return q.startswith("torchmetrics.") and q.rsplit(".", 1)[-1] in _NONDIFF_METRICS
+    return _nondiff_metric(qualname(ctor.func, index.imports))
+
+
+def _nondiff_metric(q: str | None) -> bool:
+    return q is not None and q.startswith("torchmetrics.") and q.rsplit(".", 1)[-1] in _NONDIFF_METRICS
 
 
 _ARITHMETIC = _NUMBER_OPS + (cst.BitAnd, cst.BitOr, cst.BitXor)

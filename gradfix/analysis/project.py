@@ -377,7 +377,8 @@ class ProjectIndex:
         if own is not None:
             h.update(repr(own.names).encode())
             for fn in sorted(own.functions):
-                h.update(repr([(p, site.no_grad, site.caller) for p, site in self.sites_of(own.path, fn)]).encode())
+                h.update(repr([(p, site.no_grad, site.caller, site.classes)
+                              for p, site in self.sites_of(own.path, fn)]).encode())
         return h.hexdigest()
 
     def view(self, path: str) -> "ProjectView":
@@ -409,6 +410,19 @@ class ProjectView:
 
     def module_factory(self, qualname: str) -> tuple[Returned, ...] | None:
         return self.project.module_factory(qualname, self.path)
+
+    def passed_classes(self, function: str, position: int | None, keyword: str) -> list[str] | None:
+        """The class each call from another file surely passes for a parameter of top-level `function` (at
+        `position` when it may be passed positionally, else only as `keyword`): [] when no other file calls
+        it, None when a call passes something the summary could not name."""
+        out: list[str] = []
+        for _p, site in self.project.sites_of(self.path, function):
+            given = dict(site.classes)
+            cls = given.get(keyword) or (given.get(str(position)) if position is not None else None)
+            if cls is None:
+                return None
+            out.append(cls)
+        return out
 
     def forward_head(self, qualname: str) -> str | None:
         return self.project.forward_head(qualname, self.path)

@@ -28,6 +28,11 @@ class CallSite:
     no_grad: bool         # lexically under `with torch.no_grad()` or in a `@torch.no_grad()` function
     caller: str | None    # the enclosing function's name (None at module level)
     line: int
+    # (argument position as a string, or keyword) -> the class the argument is surely an instance of:
+    # `train(model, metric=BinaryPrecision().to(dev))`, or a name of the caller's scope bound once so
+    # (`fn = BinaryRecall()`); arguments of any other shape are not listed (a callee's parameter is
+    # judged by what every call passes for it)
+    classes: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass
@@ -139,11 +144,12 @@ class _Scope:
     """One function's (or the module's) bindings, and its calls on local names, resolved when the
     scope is done: `model = Net()` may come after the call in the source."""
 
-    __slots__ = ("bound", "pending")
+    __slots__ = ("bound", "pending", "calls")
 
     def __init__(self):
         self.bound: dict[str, set] = {}
-        self.pending: list[tuple[str, str, bool, str | None, int]] = []
+        self.pending: list[tuple[str, str, bool, str | None, int, ast.Call]] = []
+        self.calls: list[tuple[str, bool, str | None, int, ast.Call]] = []
 
 
 class _Sites:
@@ -174,15 +180,42 @@ class _Sites:
 
     def finish(self, scope: _Scope) -> None:
         sites = self.sites
-        for head, rest, no_grad, caller, line in scope.pending:
-            classes_ = scope.bound.get(head)
-            if classes_ is None or len(classes_) != 1 or None in classes_:
+        for q, no_grad, caller, line, call in scope.calls:
+            sites.append(CallSite(q, no_grad, caller, line, self.argument_classes(scope, call)))
+        for head, rest, no_grad, caller, line, call in scope.pending:
+            cls = self.bound_class(scope, head)
+            if cls is None:
                 continue
-            cls = next(iter(classes_))
             if not rest:
                 sites.append(CallSite(f"{cls}.forward", no_grad, caller, line))
             elif "." not in rest:
-                sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line))
+                sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line, self.argument_classes(scope, call)))
+
+    @staticmethod
+    def bound_class(scope: _Scope, name: str) -> str | None:
+        """The class a name of the scope is surely an instance of: bound exactly so, and nothing else."""
+        classes_ = scope.bound.get(name)
+        if classes_ is None or len(classes_) != 1 or None in classes_:
+            return None
+        return next(iter(classes_))
+
+    def argument_classes(self, scope: _Scope, call: ast.Call) -> tuple[tuple[str, str], ...]:
+        """`CallSite.classes` of one call: positions up to the first `*args`, and keywords."""
+        out = []
+        for k, arg in enumerate(call.args):
+            if isinstance(arg, ast.Starred):
+                break
+            cls = self.bound_class(scope, arg.id) if isinstance(arg, ast.Name) else _built_class(arg, self.qualify)
+            if cls is not None:
+                out.append((str(k), cls))
+        for kw in call.keywords:
+            if kw.arg is None:
+                continue
+            v = kw.value
+            cls = self.bound_class(scope, v.id) if isinstance(v, ast.Name) else _built_class(v, self.qualify)
+            if cls is not None:
+                out.append((kw.arg, cls))
+        return tuple(out)
 
     def visit(self, kids: list[ast.AST], no_grad: bool, caller: str | None, scope: _Scope) -> None:
         """`kids`: a node's children. A child without children of its own (a name, a constant) is not
@@ -204,7 +237,9 @@ class _Sites:
                 self.bind(scope, ast.Name(child.name), None)
                 continue
             if kind is ast.ClassDef:
-                self.visit(children(child), False, None, _Scope())
+                body = _Scope()
+                self.visit(children(child), False, None, body)
+                self.sites += [CallSite(q, g, c, n, self.argument_classes(body, call)) for q, g, c, n, call in body.calls]
                 continue
             inner = no_grad
             if kind is ast.Assign:
@@ -228,9 +263,9 @@ class _Sites:
                     if head in imports and not (head in functions or head in classes):
                         q = qualify(child.func)
                         if q is not None:
-                            self.sites.append(CallSite(q, no_grad, caller, child.lineno))
+                            scope.calls.append((q, no_grad, caller, child.lineno, child))
                     else:
-                        scope.pending.append((head, rest, no_grad, caller, child.lineno))
+                        scope.pending.append((head, rest, no_grad, caller, child.lineno, child))
             grand = children(child)
             if grand:
                 self.visit(grand, inner, caller, scope)
