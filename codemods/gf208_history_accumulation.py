@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses, tensor_slot_total
+from gradfix.analysis.expressions import _walk, code_of, tensor_attribute_uses, needs_tensor, tensor_slot_total, \
+    use_needing_tensor
 from gradfix.analysis.iteration import iterations
 from gradfix.analysis.kept_history import kept_backpropagated, meter_updates
 from gradfix.analysis.loops import backward_target
@@ -111,7 +112,12 @@ class HistoryAccumulation(Rule):
             "Adds `.item()` to the loss name in the accumulated expression (or to the accumulated criterion call). "
             "When the scope later reads a tensor attribute of the total (`total.item()`, `(total / n).detach()`), "
             "it adds `.detach()` instead: `.item()` would make the total a float and those calls raise "
-            "AttributeError, while a detached tensor drops the graph and keeps every later use working. "
+            "AttributeError, while a detached tensor drops the graph and keeps every later use working. It "
+            "detaches too when the total (or a name computed from it) leaves the function or is kept: returned "
+            "or yielded, also inside a dict or tuple, stored in an attribute or a container, or passed to a call "
+            "that is not a print, format or logging call (`return {\"loss\": total / n}` with a caller calling "
+            "`.cpu()` on it); a returned total still gets `.item()` when every call of the function is in this "
+            "file and only prints, formats, logs or compares the result. "
             "Offered when the name is the loss that `.backward()` receives without a gradient argument (a scalar, "
             "also scaled by a literal: `(loss / 2).backward()`), a criterion / `F.*_loss` call result without "
             "`reduction='none'`, or a sum of such terms and number literals; otherwise reported without a fix. The "
@@ -168,9 +174,13 @@ class HistoryAccumulation(Rule):
                     continue
                 # a total read later as a tensor (`total.item()`, `(total / n).detach()`) must stay one
                 tensor_uses = tensor_attribute_uses(it.scope, total)
-                keep_tensor = bool(tensor_uses)
+                handed_on = None if tensor_uses else use_needing_tensor(
+                    ctx.index.parents, it.scope, total, returns_ok=_callers_take_numbers(ctx.index, it.scope))
+                keep_tensor = bool(tensor_uses) or handed_on is not None
                 instead = (f"accumulate `.detach()` instead (`.item()` would break the later tensor use "
-                           f"`{code_of(tensor_uses[0])}`)" if keep_tensor else
+                           f"`{code_of(tensor_uses[0])}`)" if tensor_uses else
+                           f"accumulate `.detach()` instead (`.item()` would make it a float where "
+                           f"`{_short(code_of(_statement_of(ctx.index.parents, handed_on)))}` hands it on)" if keep_tensor else
                            "accumulate `.item()` instead")
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
@@ -222,6 +232,29 @@ class HistoryAccumulation(Rule):
         item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name(method)))
         return ctx.fix(f"accumulate `{target.value}.{method}()`", [Edit(target, item)], Safety.SAFE,
                        train_loop_contract(it))
+
+
+def _callers_take_numbers(index, scope) -> bool:
+    """Every call of the function `scope` is in this file, and each only prints, formats, logs or compares
+    what it returns (`print(train_epoch(loader))`): a total it returns may become a float."""
+    if not isinstance(scope, cst.FunctionDef) or index.callgraph.called_elsewhere(scope):
+        return False
+    sites = index.callgraph.sites(scope)
+    return bool(sites) and not any(needs_tensor(index.parents, flow.scope, call) for flow, _st, call, _b in sites)
+
+
+def _short(code: str) -> str:
+    """The first line of a quoted statement, cut at 60 characters."""
+    first = code.splitlines()[0] if code else code
+    return first if first == code and len(code) <= 60 else first[:57].rstrip() + " ..."
+
+
+def _statement_of(parents, node):
+    """The simple statement holding `node` (what the message quotes)."""
+    cur = node
+    while cur is not None and not isinstance(cur, cst.BaseSmallStatement):
+        cur = parents.get(cur)
+    return cur if cur is not None else node
 
 
 def _backpropagated_names(it) -> set[str]:

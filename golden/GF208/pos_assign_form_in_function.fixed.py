@@ -10,5 +10,5 @@ def train_epoch(model, loader, optimizer):
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
-        running = running + loss.item()
+        running = running + loss.detach()
     return running / len(loader)

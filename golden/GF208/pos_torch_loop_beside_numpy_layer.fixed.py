@@ -29,5 +29,5 @@ def train_epoch(loader):
         loss = criterion(model(x), y)
         loss.backward()
         optimizer.step()
-        total += loss.item()
+        total += loss.detach()
     return total / len(loader)

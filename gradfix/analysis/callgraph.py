@@ -184,6 +184,10 @@ class CallGraph:
         return bool(elsewhere) or any(not st.no_grad and self.grad_enabled(flow.function)
                                       for flow, st, _call, _b in sites)
 
+    def called_elsewhere(self, fn: cst.FunctionDef) -> bool:
+        """Whether another file of the project calls `fn` (what those calls do with its result is unknown)."""
+        return self._callers_elsewhere(fn) is not None
+
     def _callers_elsewhere(self, fn: cst.FunctionDef) -> bool | None:
         """For a top-level function or a method of a top-level class, whether calls from the
         project's other files run it with grad enabled (None: no other file calls it, or no

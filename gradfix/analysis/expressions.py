@@ -319,6 +319,89 @@ def tensor_attribute_uses(scope: cst.CSTNode, name: str) -> list[cst.Attribute]:
     return found
 
 
+# calls that take a float as well as a 0-d tensor and keep neither (printing, formatting, logging)
+_NUMBER_SINKS = frozenset({"print", "float", "int", "round", "str", "repr", "format", "abs", "min", "max"})
+_NUMBER_SINK_METHODS = frozenset({
+    "format", "info", "debug", "warning", "warn", "error", "critical", "write", "set_postfix", "set_postfix_str",
+    "set_description", "add_scalar", "add_scalars", "log", "log_metrics", "log_metric", "log_dict",
+})
+_PASS_THROUGH = (cst.BinaryOperation, cst.UnaryOperation)
+_TESTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cst.While, cst.IfExp, cst.Assert)
+
+
+def use_needing_tensor(parents, scope: cst.CSTNode, name: str, depth: int = 0,
+                       returns_ok: bool = False) -> cst.CSTNode | None:
+    """A read of the running total `name` in `scope` that a Python float in place of a tensor could change:
+    returned or yielded (`return total / n`: a caller may call `.cpu()` on it; see `returned_read`), stored in
+    an attribute or a container, passed to a function that is not a print, format or logging call, or read as
+    a tensor's attribute; None when every read only prints, formats, logs or compares it, or feeds a name whose
+    reads do (`avg = total / len(loader)`, then `print(avg)`). The total's own updates (`total += ...`,
+    `total /= n`) and other bindings of the name are not reads. `returns_ok`: every caller of the scope is
+    known to use what it returns only so."""
+    if depth > 3:
+        return scope
+    for node in _walk(scope):
+        if type(node) is not cst.Name or node.value != name or _bound_here(parents, node):
+            continue
+        if needs_tensor(parents, scope, node, name, depth, returns_ok):
+            return node
+    return None
+
+
+def needs_tensor(parents, scope: cst.CSTNode, node: cst.CSTNode, name: str | None = None, depth: int = 0,
+                 returns_ok: bool = False) -> bool:
+    """Whether the value of expression `node` (a read of the total, or a call returning it) is used where a float
+    could behave differently from a tensor (see `use_needing_tensor`)."""
+    cur = node
+    up = parents.get(cur)
+    while isinstance(up, _PASS_THROUGH):
+        cur, up = up, parents.get(up)
+    if isinstance(up, _TESTS) or type(up) is cst.FormattedStringExpression:
+        return False
+    if isinstance(up, (cst.Element, cst.DictElement)) and up.value is cur:
+        arg = parents.get(parents.get(up))
+        return not (isinstance(arg, cst.Arg) and _sink_call(parents.get(arg)))   # `wandb.log({"loss": total})`
+    if isinstance(up, cst.Arg) and up.value is cur:
+        return not _sink_call(parents.get(up))
+    if isinstance(up, cst.Assign) and up.value is cur and len(up.targets) == 1 and \
+            type(up.targets[0].target) is cst.Name:
+        other = up.targets[0].target.value
+        return other != name and use_needing_tensor(parents, scope, other, depth + 1, returns_ok) is not None
+    if isinstance(up, cst.AugAssign) and up.value is cur and type(up.target) is cst.Name:
+        other = up.target.value   # `epoch_total += total`, read only as a number
+        return other != name and use_needing_tensor(parents, scope, other, depth + 1, returns_ok) is not None
+    if type(up) is cst.Expr:
+        return False  # a bare expression statement: the value is dropped
+    if type(up) is cst.Return and up.value is cur:
+        return not returns_ok
+    return True
+
+
+def _bound_here(parents, node: cst.Name) -> bool:
+    """`node` is a target of an assignment, a `for`, a `with ... as`, or a parameter: a binding, not a read."""
+    cur, up = node, parents.get(node)
+    while isinstance(up, (cst.Element, cst.Tuple, cst.List, cst.StarredElement)):
+        cur, up = up, parents.get(up)
+    if isinstance(up, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.AsName)):
+        return getattr(up, "target", getattr(up, "name", None)) is cur
+    if isinstance(up, cst.Attribute):
+        return up.attr is cur          # `self.total`: another name
+    if isinstance(up, cst.Arg):
+        return up.keyword is cur       # `f(total=...)`
+    if isinstance(up, (cst.Param, cst.FunctionDef, cst.ClassDef)):
+        return up.name is cur
+    return isinstance(up, cst.NameItem)   # `global total`
+
+
+def _sink_call(call) -> bool:
+    if not isinstance(call, cst.Call):
+        return False
+    f = call.func
+    if type(f) is cst.Name:
+        return f.value in _NUMBER_SINKS
+    return type(f) is cst.Attribute and f.attr.value in _NUMBER_SINK_METHODS
+
+
 def _arithmetic_of(expr, name: str) -> bool:
     if isinstance(expr, cst.Name):
         return expr.value == name
