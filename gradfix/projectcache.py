@@ -110,7 +110,8 @@ def _to_record(s: FileSummary | None) -> dict:
             "sites": [[c.target, c.no_grad, c.caller, c.line, [list(kv) for kv in c.classes]] for c in s.sites],
             "factories": {k: [[r.ctor, r.head] for r in v] for k, v in s.factories.items()},
             "heads": dict(s.heads), "clears": sorted(s.clears), "stars": list(s.stars),
-            "clearing": sorted(s.clearing), "numbers": {k: list(v) for k, v in s.numbers.items()}}
+            "clearing": sorted(s.clearing), "numbers": {k: list(v) for k, v in s.numbers.items()},
+            "number_functions": sorted(s.number_functions)}
 
 
 def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool | None:
@@ -129,6 +130,7 @@ def _from_record(data: dict | None, full: str, root: str) -> FileSummary | bool 
             {str(k): str(v) for k, v in data["heads"].items()},
             frozenset(str(c) for c in data["clears"]), tuple(str(m) for m in data["stars"]),
             frozenset(str(c) for c in data["clearing"]),
-            {str(k): tuple(int(i) for i in v) for k, v in data["numbers"].items()})
+            {str(k): tuple(int(i) for i in v) for k, v in data["numbers"].items()},
+            frozenset(str(f) for f in data["number_functions"]))
     except (KeyError, TypeError, ValueError, AttributeError):
         return None

@@ -321,3 +321,60 @@ def test_forward_outputs_that_are_python_numbers(tmp_path, monkeypatch):
         "(scores.argmax(1) == labels).float().mean().item()", "scores.softmax(1).mean()"))
     got = findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path)))
     assert ("train.py", 18, "GF208") in got
+
+
+PAIR_METRICS = '''\
+import torch
+
+
+def pair_hits(dist, same, margin):
+    close = torch.count_nonzero((dist < margin) & same).item()
+    far = torch.count_nonzero((dist >= margin) & ~same).item()
+    return close + far
+
+
+def soft_hits(dist, same, margin):
+    return torch.sigmoid(margin - dist)[same].sum()
+
+
+def sometimes(dist):
+    if dist.numel():
+        return dist.sum().item()
+'''
+
+PAIR_TRAIN = '''\
+import torch
+from torch import nn
+
+import pairmetrics
+from pairmetrics import pair_hits
+
+net = nn.Linear(4, 3)
+opt = torch.optim.SGD(net.parameters(), lr=0.1)
+hits = 0
+for a, b, same in [(torch.randn(5, 4), torch.randn(5, 4), torch.rand(5) > 0.5)]:
+    dist = (net(a) - net(b)).norm(dim=1)
+    loss = (same * dist ** 2 + ~same * (1.0 - dist).clamp(min=0) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    hits += pairmetrics.pair_hits(dist, same, 1.0)
+    hits += pair_hits(dist, same, 1.0)
+'''
+
+
+def test_a_helper_of_another_file_that_returns_numbers(tmp_path, monkeypatch):
+    """GF208 reads which functions of a project file return Python numbers (`.item()` sums) on every path."""
+    write(tmp_path, {"pairmetrics.py": PAIR_METRICS, "train.py": PAIR_TRAIN})
+    files = {str(p): p.read_text() for p in tmp_path.rglob("*.py")}
+    view = ProjectIndex.build(files, str(tmp_path)).view(str(tmp_path / "train.py"))
+    assert view.returns_number("pairmetrics.pair_hits")
+    assert not view.returns_number("pairmetrics.soft_hits")    # a tensor sum of the distances keeps the graph
+    assert not view.returns_number("pairmetrics.sometimes")    # falls off the end on one path
+    assert [f for f in findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path))) if f[2] == "GF208"] == []
+    # the helper now returns the soft count, a tensor with a graph: both totals hold it, and the cached
+    # train.py must see the edit of pairmetrics.py
+    (tmp_path / "pairmetrics.py").write_text(PAIR_METRICS.replace("    return close + far\n",
+                                                                  "    return torch.sigmoid(margin - dist).sum()\n"))
+    got = findings(tmp_path, monkeypatch, cache=Cache(str(tmp_path)))
+    assert [f for f in got if f[2] == "GF208"] == [("train.py", 16, "GF208"), ("train.py", 17, "GF208")]

@@ -52,18 +52,32 @@ def is_number(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bool:
         if isinstance(func, cst.Name):
             if func.value in _NUMBER_BUILTINS:
                 return True
-            return returns_number(index, func.value, depth + 1)
+            return returns_number(index, func.value, depth + 1) or _project_number_call(index, func)
         if isinstance(func, cst.Attribute):
             if func.attr.value in _NUMBER_METHODS:
                 return True
             q = qualname(func, index.imports) or ""
             # math.floor / ceil / trunc / prod hand a tensor back to its own operators
-            return q.startswith("math.") and q not in _MATH_DELEGATING
+            return q.startswith("math.") and q not in _MATH_DELEGATING or _project_number_call(index, func)
         return False
     if isinstance(expr, cst.Name) and names is not None:
         values = names(expr)
         return bool(values) and all(v is not None and is_number(index, v, names, depth + 1) for v in values)
     return False
+
+
+def _project_number_call(index, func: cst.BaseExpression) -> bool:
+    """`utils.count_hits(...)` or an imported `count_hits(...)`: a function of another project file whose every
+    `return` gives a Python number (the project index; the name must come from an import of this file)."""
+    if index.project is None:
+        return False
+    head = func
+    while isinstance(head, cst.Attribute):
+        head = head.value
+    if not isinstance(head, cst.Name) or head.value not in index.imports.aliases:
+        return False
+    q = qualname(func, index.imports)
+    return q is not None and index.project.returns_number(q)
 
 
 def returns_number(index, name: str, depth: int = 0) -> bool:

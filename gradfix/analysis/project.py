@@ -268,6 +268,12 @@ class ProjectIndex:
             return frozenset()
         return frozenset(hit[0].numbers.get(hit[1], ()))
 
+    def returns_number(self, qualname: str, near: str | None = None) -> bool:
+        """Whether `qualname` is a top-level function of a project file whose every `return` gives a Python
+        number (analysis/returns.py `number_functions`)."""
+        hit = self.resolve(qualname, near)
+        return hit is not None and hit[1] in hit[0].number_functions
+
     def forward_clears(self, qualname: str, near: str | None = None) -> bool:
         """A project module class whose forward clears its own gradients (`self.zero_grad()` in its body).
         A bare name (`rnn_crf`, not imported by name) is looked up in the modules `near` imports with
@@ -432,6 +438,9 @@ class ProjectView:
 
     def forward_numbers(self, qualname: str) -> frozenset[int]:
         return self.project.forward_numbers(qualname, self.path)
+
+    def returns_number(self, qualname: str) -> bool:
+        return self.project.returns_number(qualname, self.path)
 
     def hand_written_backward(self, qualname: str) -> bool:
         return self.project.hand_written_backward(qualname, self.path)

@@ -353,6 +353,34 @@ def forward_number_positions(cls: ast.ClassDef) -> frozenset[int]:
                      if all(_python_numbers(v.elts[k], nodes, params, returned) for v in returns))
 
 
+def number_functions(tree: ast.Module) -> frozenset[str]:
+    """Top-level functions whose every `return` gives a Python number (`_python_numbers`: `.item()`, `float(...)`,
+    arithmetic of them, a local bound only so) and no path falls off the end: `return hits.item() + misses.item()`.
+    A call of one from another file adds no graph to a running total. Undecorated, no generator; a name bound
+    again at the top level is left out."""
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.discard(node.name)
+        if not isinstance(node, ast.FunctionDef) or node.decorator_list or not _always_returns(node.body):
+            continue
+        nodes = list(own_nodes(node))
+        if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in nodes):
+            continue
+        returns = [n.value for n in nodes if isinstance(n, ast.Return)]
+        params = {a.arg for a in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs,
+                                  node.args.vararg, node.args.kwarg) if a is not None}
+        returned = {id(v) for v in returns}
+        if returns and all(v is not None and _python_numbers(v, nodes, params, returned) for v in returns):
+            found.add(node.name)
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for name in list(found):
+                if _binds(node, name):
+                    found.discard(name)
+    return frozenset(found)
+
+
 def _python_numbers(expr: ast.expr, nodes: list, params: set, returned: set, depth: int = 0) -> bool:
     """`expr` is a Python number or a list of them: a numeric literal, `x.item()`, `x.tolist()`,
     `float(...)` / `int(...)` / `len(...)`, arithmetic of such, or a local name every binding of which

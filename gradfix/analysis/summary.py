@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 
 from gradfix.analysis import astindex
 from gradfix.analysis.returns import MODULE_CHAIN as _MODULE_CHAIN
-from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns, forward_numbers
+from gradfix.analysis.returns import Returned, clearing_classes, clearing_methods, file_returns, forward_numbers, \
+    number_functions
 from gradfix.analysis.torchapi import NO_GRAD_CONTEXTS as _NO_GRAD
 _MODULE_BASE = "torch.nn.Module"
 
@@ -54,12 +55,13 @@ class FileSummary:
     stars: tuple[str, ...] = ()                      # modules imported with `from m import *` at the top level
     clearing: frozenset[str] = frozenset()           # `Class.method`s that clear gradients (returns.py)
     numbers: dict[str, tuple[int, ...]] = field(default_factory=dict)  # class -> forward's number outputs
+    number_functions: frozenset[str] = frozenset()   # top-level functions returning a Python number (returns.py)
 
     def returned_facts(self) -> tuple:
         """What other files read of this file's returns (part of its digest and of `update`'s
         comparison: editing a factory or a forward's last layer changes what importers see)."""
         return (sorted(self.factories.items()), sorted(self.heads.items()), sorted(self.clears), self.stars,
-                sorted(self.clearing), sorted(self.numbers.items()))
+                sorted(self.clearing), sorted(self.numbers.items()), sorted(self.number_functions))
 
 
 def package_of(path: str) -> str | None:
@@ -137,7 +139,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     factories, heads = file_returns(tree, qualify)
     return FileSummary(path, names, imports, classes, frozenset(functions), frozenset(stateless), tuple(sites),
                        factories, heads, clearing_classes(tree), star_imports(tree, package), clearing_methods(tree),
-                       forward_numbers(tree))
+                       forward_numbers(tree), number_functions(tree))
 
 
 class _Scope:
