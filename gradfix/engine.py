@@ -404,7 +404,7 @@ class Engine:
 
         requests = [
             VerifyRequest(path=c.path, original=c.before, rewritten=c.after, rule=c.rule, line=c.finding.span.line,
-                          contract=dict(c.fix.contract), project_root=project_root)
+                          contract=self._contract_for(c.fix.contract, c.after, c.path), project_root=project_root)
             for c in changes
         ]
         for change, res in zip(changes, verifier.verify_many(requests)):
@@ -412,6 +412,15 @@ class Engine:
             change.detail = res.detail
             change.unit = res.unit
 
+
+    def _contract_for(self, contract: dict, rewritten: str, path: str) -> dict:
+        """The fix's contract as sent to the verifier: for a training loop, with the rewrite read with the
+        project's other files too (analysis/loopedits.py)."""
+        if self.project is None or contract.get("kind") != "train-loop":
+            return dict(contract)
+        from gradfix.analysis.loopedits import with_rewritten_reading
+
+        return with_rewritten_reading(dict(contract), rewritten, self.project.view(path))
 
     def _verify_together(self, module: cst.Module, changes: list[Change], verifier, project_root: str | None,
                          strict: bool) -> None:
@@ -444,7 +453,8 @@ class Engine:
         if not jobs:
             return
         requests = [VerifyRequest(path=m[0].path, original=m[0].before, rewritten=after, rule="+".join(c.rule for c in m),
-                                  line=m[0].finding.span.line, contract=contract, project_root=project_root)
+                                  line=m[0].finding.span.line, contract=self._contract_for(contract, after, m[0].path),
+                                  project_root=project_root)
                     for m, after, contract in jobs]
         for (members, _after, _c), res in zip(jobs, verifier.verify_many(requests)):
             combined = Verdict(res.verdict)

@@ -154,27 +154,6 @@ def test_editing_the_caller_invalidates_the_cached_trainer(tmp_path, monkeypatch
     assert gf208(tmp_path, monkeypatch, cache=Cache(str(tmp_path))) == [("trainer.py", 13), ("trainer.py", 14)]
 
 
-def test_the_loop_check_reads_the_totals_as_the_rule_did():
-    """The worker reads the file alone, where the metric total looks like a tensor total; the rule's reading
-    (with main.py) holds for the lines the rewrite left alone, in both versions."""
-    from gradfix.verify.loop_skeleton import _with_project_reading
-
-    def sk(*hows):
-        return {"batch": [{"op": "forward"}, *({"op": "accumulate", "how": h} for h in hows),
-                          {"op": "backward", "scaled": False}, {"op": "step", "scaled": False}],
-                "epoch_start": [], "epoch_end": [], "epoch_loop": True, "loop": True}
-
-    alone, rule = sk("tensor", "tensor"), sk("tensor", "detach")
-    # the fix detaches the first total; the metric total reads as the rule read it
-    assert _with_project_reading(alone, rule, sk("detach", "tensor")) == (sk("detach", "detach"), 1)
-    # any other difference (an op the rule saw that the worker does not) stays untestable
-    other = sk("tensor", "tensor")
-    other["batch"].insert(0, {"op": "zero_grad", "target": "opt", "set_to_none": None})
-    assert _with_project_reading(other, rule, sk("detach", "tensor")) is None
-    # a rewrite with a total fewer cannot be matched
-    assert _with_project_reading(alone, rule, sk("detach")) is None
-
-
 def test_the_verdict_of_a_fix_beside_a_metric_total(tmp_path):
     import json
     import subprocess
@@ -187,4 +166,10 @@ def test_the_verdict_of_a_fix_beside_a_metric_total(tmp_path):
     # `seen += loss` is returned to the caller: detached, and proved with the metric total read as the rule
     # read it (alone, the worker would see a second tensor total and refuse a verdict)
     assert [(r["line"], r["verdict"]) for r in gf208] == [(13, "equivalent")]
-    assert "1 running total(s) read with the project's other files" in gf208[0]["detail"]
+    assert "read with the project's other files" in gf208[0]["detail"]
+    # the same fix checked without main.py: nothing to reconcile, the same verdict
+    solo = subprocess.run([sys.executable, "-m", "gradfix", "check", "trainer.py", "--verify", "--no-cache",
+                           "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    alone = [r for r in json.loads(solo.stdout)["findings"] if r["rule"] == "GF208"]
+    assert [(r["line"], r.get("verdict")) for r in alone] == [(13, "equivalent"), (14, None)]   # no fix offered
+    assert "read with the project's other files" not in alone[0]["detail"]

@@ -151,6 +151,26 @@ def train_loop_contract(it: Iteration, **extra) -> dict:
     return contract
 
 
+def with_rewritten_reading(contract: dict, rewritten: str, project) -> dict:
+    """The contract with `skeleton_after`: the rewritten file's iteration as the rule would read it with the
+    project's other files (`project`, a ProjectView). The verifier's worker reads each file alone; where the
+    project changes the reading (a criterion class from another file is a module, a metric object handed in
+    holds no graph), it takes the rule's reading of both versions instead of refusing a verdict."""
+    loop = contract.get("loop")
+    if contract.get("kind") != "train-loop" or not loop or project is None or contract.get("skeleton") is None:
+        return contract
+    from gradfix.analysis import FileIndex
+    from gradfix.analysis.iteration import locate
+
+    try:
+        index = FileIndex(cst.MetadataWrapper(cst.parse_module(rewritten), unsafe_skip_copy=True), project=project)
+        it = locate(index, loop["scope"], int(loop["ordinal"]))
+        after = skeleton(it) if it is not None else None
+    except Exception:  # noqa: BLE001 - the worker reads it again and reports what fails
+        return contract
+    return contract if after is None else {**contract, "skeleton_after": after}
+
+
 def optimizer_and_scheduler(it: Iteration) -> dict:
     out: dict = {"optimizer": None, "scheduler": None, "scaler": None}
     opts = sorted(it.optimizers_stepped())
