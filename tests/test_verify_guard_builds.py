@@ -138,7 +138,52 @@ def _masked_request(root, extra: str = "") -> VerifyRequest:
                          project_root=str(root))
 
 
+SEQ = """
+import sys
+
+import torch
+import torch.nn as nn
+
+
+class Tagger(nn.Module):
+    def __init__(self, vocab, hidden):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, hidden)
+        self.rnn = nn.GRU(hidden, hidden, batch_first=True)
+        self.proj = nn.Linear(hidden, hidden)
+        self.head = nn.Linear(2 * hidden, vocab)
+
+    def forward(self, tokens, mask, steps):
+        h, _ = self.rnn(self.embed(tokens) * mask.unsqueeze(-1))
+        ctx = self.proj(h).mean(1, keepdim=True).expand(-1, steps, -1)
+        return self.head(torch.cat([ctx, h[:, :steps]], -1))
+
+
+if __name__ == "__main__":
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    vocab = {vocab}
+    hidden = 8
+    model = Tagger(vocab, hidden).to(device)
+    tokens, mask = torch.ones((4, 6)).long().to(device), torch.ones((4, 6)).long().to(device)
+    logits = model.forward(tokens, mask, 5)
+"""
+
+
+def _seq_request(root, vocab: str = "50") -> VerifyRequest:
+    src = textwrap.dedent(SEQ).replace("{vocab}", vocab)
+    call, new = "model.forward(tokens, mask, 5)", "model(tokens, mask, 5)"
+    (root / "tagger.py").write_text(src, encoding="utf-8")
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if call in t)
+    return VerifyRequest(path=str(root / "tagger.py"), original=src, rewritten=src.replace(call, new), rule="GF305",
+                         line=line, contract={"kind": "forward-call", "receiver": "model", "in_class": False,
+                                              "call_old": call, "call_new": new,
+                                              "setup": "model = Tagger(vocab, hidden).to(device)"},
+                         project_root=str(root))
+
+
 CASES = {
+    "seq": lambda r: _seq_request(r),
+    "seq_argv": lambda r: _seq_request(r, vocab="int(sys.argv[1])"),
     "masked": lambda r: _masked_request(r),
     "masked_hooked": lambda r: _masked_request(r, extra=DOUBLE_HOOK),
     "guard": lambda r: _guard_request(r),
@@ -214,6 +259,20 @@ def test_argument_not_made_by_a_factory_is_untestable(verdicts):
     v = verdicts["raw_loaded"]
     assert v.verdict == "untestable", v
     assert "input shape unknown for model" in v.detail, v
+
+
+def test_setup_run_as_the_main_block_runs_it_with_the_calls_own_inputs(verdicts):
+    # token ids from `torch.ones(...).long().to(device)` in a tuple assignment, and a literal step count
+    v = verdicts["seq"]
+    assert v.verdict == "equivalent", v
+    assert "run as the `__main__` block runs it" in v.detail and "vocab = 50, hidden = 8" in v.detail, v
+    assert "`tokens` of shape (4, 6)" in v.detail and "`mask` of shape (4, 6)" in v.detail, v
+
+
+def test_main_block_setup_reading_a_runtime_value_is_untestable(verdicts):
+    v = verdicts["seq_argv"]
+    assert v.verdict == "untestable", v
+    assert "run as the `__main__` block runs it" not in v.detail and "verifier error" not in v.detail, v
 
 
 def test_unplaced_setup_only_for_names_read_by_placements():

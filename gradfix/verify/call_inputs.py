@@ -5,7 +5,10 @@ a shape from), `x = torch.randn(batch_size, 10)` a few lines before: the input i
 `x`, made by the same factory under the verifier's own seed, in the check's dtype. Only a name the call's scope (its
 function, or the module's top level) binds by a plain assignment last before the call counts, its value a call of
 `torch.randn` / `rand` / `zeros` / `ones` whose sizes the verifier may evaluate (literals, the module's constants,
-the function's own constants); anything else leaves the reason as it was.
+the function's own constants), also one name of a tuple assignment (`x, mask = torch.ones(...), torch.ones(...)`)
+and the factory followed by dtype conversions (`.long()`: token ids) and placements (`.to(device)`: the check runs
+on the CPU); a number literal argument (`model.forward(x, mask, 13)`) is passed as it is; anything else leaves the
+reason as it was.
 
 The values differ from the script's, which changes nothing a call-form check shows: both versions get the same
 tensor, and the verdict says where its shape came from.
@@ -19,6 +22,8 @@ from . import source as S
 from .call_sites import _eval_in, _short, local_constants
 
 FACTORIES = ("randn", "rand", "zeros", "ones")
+CONVERSIONS = ("long", "int", "bool", "float", "double")   # integer ones give token ids, floating ones the check's dtype
+PLACEMENTS = ("to", "cuda", "cpu")
 MAX_ELEMENTS = 1 << 22
 _IGNORED_KEYWORDS = ("dtype", "device", "requires_grad")
 
@@ -96,8 +101,7 @@ def _binding(scope: ast.AST, name: str, line: int) -> ast.Assign | None:
     last = None
     for st in _own_statements(scope):
         if (st.lineno < line and isinstance(st, ast.Assign) and len(st.targets) == 1
-                and isinstance(st.targets[0], ast.Name) and st.targets[0].id == name
-                and (last is None or st.lineno > last.lineno)):
+                and _assigned_value(st, name) is not None and (last is None or st.lineno > last.lineno)):
             last = st
     if last is None:
         return None
@@ -107,12 +111,53 @@ def _binding(scope: ast.AST, name: str, line: int) -> ast.Assign | None:
     return last
 
 
+def _assigned_value(st: ast.Assign, name: str) -> ast.expr | None:
+    """What `st` binds `name` to: `name = v`, or `a, name = u, v` (a tuple display of as many plain values)."""
+    target = st.targets[0]
+    if isinstance(target, ast.Name):
+        return st.value if target.id == name else None
+    if isinstance(target, (ast.Tuple, ast.List)) and isinstance(st.value, (ast.Tuple, ast.List)) and \
+            len(target.elts) == len(st.value.elts) and not any(isinstance(v, ast.Starred) for v in st.value.elts):
+        for t, v in zip(target.elts, st.value.elts):
+            if isinstance(t, ast.Name) and t.id == name:
+                return v
+    return None
+
+
 def _factory(value: ast.expr) -> str | None:
     f = value.func if isinstance(value, ast.Call) else None
     if (isinstance(f, ast.Attribute) and f.attr in FACTORIES and isinstance(f.value, ast.Name)
             and f.value.id == "torch"):
         return f.attr
     return None
+
+
+def _device_like(arg: ast.expr) -> bool:
+    """`device`, `args.device`, `"cuda"`: an argument of `.to(...)` that names a device, not a dtype."""
+    if isinstance(arg, ast.Constant):
+        return isinstance(arg.value, str) and arg.value.split(":")[0] in ("cuda", "cpu", "mps")
+    name = arg.attr if isinstance(arg, ast.Attribute) else arg.id if isinstance(arg, ast.Name) else ""
+    return name.lower() in ("device", "dev", "cuda_device")
+
+
+def _number(arg: ast.expr) -> bool:
+    return isinstance(arg, ast.Constant) and type(arg.value) in (int, float)
+
+
+def _converted(value: ast.expr) -> tuple[ast.expr, list[str]]:
+    """`torch.ones((16, 20)).long().to(device)`: the factory call, and the dtype conversions after it in order
+    (`long`); a placement (`.to(device)`, `.cuda()`, `.cpu()`: the check runs on the CPU) is left out."""
+    conversions: list[str] = []
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+            isinstance(value.func.value, ast.Call):
+        attr = value.func.attr
+        if attr in CONVERSIONS and not value.args and not value.keywords:
+            conversions.append(attr)
+        elif not (attr in PLACEMENTS and all(_device_like(a) for a in value.args)
+                  and all(k.arg in ("non_blocking",) for k in value.keywords)):
+            break
+        value = value.func.value
+    return value, list(reversed(conversions))
 
 
 def call_inputs(tree: ast.Module, call_text: str, line: int, ns: dict, dtype, where: str) -> tuple[tuple, str] | None:
@@ -126,7 +171,8 @@ def call_inputs(tree: ast.Module, call_text: str, line: int, ns: dict, dtype, wh
     if hit is None:
         return None
     call, scope = hit
-    if not call.args or call.keywords or any(not isinstance(a, ast.Name) for a in call.args):
+    if not call.args or call.keywords or any(not (isinstance(a, ast.Name) or _number(a)) for a in call.args) \
+            or not any(isinstance(a, ast.Name) for a in call.args):
         return None
     ok = S.evaluable(tree)
     fn = scope if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
@@ -140,11 +186,14 @@ def call_inputs(tree: ast.Module, call_text: str, line: int, ns: dict, dtype, wh
         return None
     inputs, parts = [], []
     for arg in call.args:
+        if _number(arg):
+            inputs.append(arg.value)     # `model.forward(x, mask, 13)`: the literal as the call passes it
+            continue
         st = _binding(scope, arg.id, call.lineno)
-        kind = _factory(st.value) if st is not None else None
+        value, conversions = _converted(_assigned_value(st, arg.id)) if st is not None else (None, [])
+        kind = _factory(value) if value is not None else None
         if kind is None:
             return None
-        value = st.value
         if any(k.arg not in _IGNORED_KEYWORDS for k in value.keywords):
             return None
         if not value.args or not all(ok(a, known) for a in value.args):
@@ -166,7 +215,10 @@ def call_inputs(tree: ast.Module, call_text: str, line: int, ns: dict, dtype, wh
         if count > MAX_ELEMENTS:
             return None
         with seeded(SEED_INPUT):
-            inputs.append(getattr(torch, kind)(*sizes, dtype=dtype))
+            made = getattr(torch, kind)(*sizes, dtype=dtype)
+        for c in conversions:
+            made = made.to(dtype) if c in ("float", "double") else getattr(made, c)()
+        inputs.append(made)
         parts.append(f"`{arg.id}` of shape {tuple(sizes)}, as `{_short(ast.unparse(st), 60)}` (line {st.lineno}) "
                      f"makes it")
     return tuple(inputs), "from the call's own argument" + ("s " if len(parts) > 1 else " ") + "; ".join(parts)

@@ -254,6 +254,10 @@ def run_request(data: dict) -> dict:
     except Untestable as u:
         out = Outcome("untestable", str(u), None)
     except Exception as e:  # noqa: BLE001
+        if os.environ.get("GRADFIX_VERIFY_DEBUG") == "1":  # the worker's stderr is the terminal then
+            import traceback
+
+            traceback.print_exc()
         out = Outcome("untestable", f"verifier error: {fmt_exc(e)}", None)
     finally:
         torch.set_default_dtype(saved_dtype)

@@ -4,6 +4,8 @@
   28 * 28` ... `net = MLP(input_layer, out_layer)`), the class a project module's (`from network_nn import MLP`):
   `guard_build` gives that statement and the constants' values. Only a class (an `nn.Module` subclass, checked on
   the loaded module) called with arguments the verifier may evaluate counts; nothing else of the block runs.
+  `guard_setup` does the same for a setup that is itself a statement of the block (`model = Seq(vocab, hidden)
+  .to(device)`, then `model.forward(...)` there): the block's constants it reads, its placement left to the check.
 - Placed on a device that the skipped code computes (`model = Flow(...).to(device)`, `device = torch.device(...)`
   set in `main()`): `unplaced_setup` leaves the placement out when the missing name is read there and nowhere else
   of the setup. The check places and converts the module itself (the CPU, its own dtype), so leaving `.to(device)`
@@ -107,6 +109,56 @@ def guard_build(tree: ast.Module, name: str, mod: types.ModuleType, before: int)
                     f"{st.lineno})" + (f", with `{sets}` set before it there" if sets else "") + ".")
             return ast.unparse(st), values, note
     return None
+
+
+def guard_setup(tree: ast.Module, setup: str, mod: types.ModuleType, before: int) -> tuple[dict, str] | None:
+    """(values, note) when the setup is a `name = ...` statement of a `__main__` block before line `before`
+    (`model = EncoderDecoder(hidden_size, n_in, n_out).to(device)`) that reads names the block sets to constants
+    before it (`hidden_size = 256`): those names' values, for the setup to run with. None when the setup is not
+    such a statement, reads nothing of the block, or reads a name the block sets otherwise (a parsed argument, a
+    loaded file)."""
+    try:
+        want = ast.dump(ast.parse(setup.strip()).body[0])
+    except (SyntaxError, IndexError, ValueError):
+        return None
+    ok = S.evaluable(tree)
+    for guard in main_guards(tree):
+        fn = _as_function(guard)
+        for st in guard.body:
+            if st.lineno >= before:
+                break
+            if not isinstance(st, ast.Assign):
+                continue
+            bare = _unplaced(st.value)   # `Tagger(vocab, hidden)` of `... .to(device)`: the check places it itself
+            if want not in (ast.dump(st), ast.dump(ast.Assign(targets=st.targets, value=bare))):
+                continue
+            read = {n.id for n in ast.walk(bare) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            block = read & _stored(fn)
+            if not block:
+                return None
+            if _hooks_after(guard, st.lineno, before):
+                return None
+            pre = local_constants(fn, ok, st.lineno)
+            if block - {n for n, _v in pre}:
+                return None  # the block sets one of them by code the verifier does not run
+            pre = _needed(pre, set(read))
+            ns = dict(vars(mod))
+            values = {}
+            where = getattr(mod, "__file__", None) or "<__main__>"
+            for n, v in pre:
+                ns[n] = values[n] = _eval_in(v, ns, where)
+            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+            return values, (f"`{_short(ast.unparse(st), 60)}` run as the `__main__` block runs it (line {st.lineno}), "
+                            f"with `{sets}` set before it there.")
+    return None
+
+
+def _unplaced(value: ast.expr) -> ast.expr:
+    """`Net(...).to(device).cuda()` -> `Net(...)`: the value without its trailing placements."""
+    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in PLACEMENTS \
+            and isinstance(value.func.value, ast.Call):
+        value = value.func.value
+    return value
 
 
 def _hooks_after(guard: ast.If, start: int, end: int) -> bool:

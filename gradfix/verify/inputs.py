@@ -258,7 +258,7 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
         cands = [_replicated(make, len(req)) for make in cands] + _split_candidates(leaf, dtype, len(req))
         if len(req) == 2:
             cands += _hidden_candidates(models[0], base, dtype)
-        cands += [_joined(make, len(req), w) for w in _joined_widths(models[0]) + _side_widths(models[0])
+        cands += [_joined(make, len(req), w, dtype) for w in _joined_widths(models[0]) + _side_widths(models[0])
                   for make in base if len(getattr(make, "shape", ())) == 2]
     last: BaseException | None = None
     saw_dtype = False
@@ -467,15 +467,17 @@ def _side_widths(model: nn.Module) -> list[int]:
     return out[:3]
 
 
-def _joined(make: Callable[[], tuple], count: int, width: int) -> Callable[[], tuple]:
-    """The first input shaped like `make`'s (batch, features), the `count - 1` others (batch, width)."""
+def _joined(make: Callable[[], tuple], count: int, width: int, dtype: torch.dtype) -> Callable[[], tuple]:
+    """The first input shaped like `make`'s (batch, features), the `count - 1` others (batch, width): features in
+    the first's dtype, or in `dtype` when the first holds token ids (an embedding's integer input)."""
 
     def multi() -> tuple:
         first = make()[0]
         others = []
+        feats = first.dtype if first.is_floating_point() else dtype
         for i in range(1, count):
             g = torch.Generator().manual_seed(SEED_INPUT + i)
-            others.append(torch.randn((first.shape[0], width), generator=g, dtype=first.dtype))
+            others.append(torch.randn((first.shape[0], width), generator=g, dtype=feats))
         return (first, *others)
 
     multi.shape = (*getattr(make, "shape", ()), "+", (BATCH, width))  # type: ignore[attr-defined]
