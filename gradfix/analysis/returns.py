@@ -358,13 +358,22 @@ def number_functions(tree: ast.Module) -> frozenset[str]:
     arithmetic of them, a local bound only so) and no path falls off the end: `return hits.item() + misses.item()`.
     A call of one from another file adds no graph to a running total. Undecorated, no generator; a name bound
     again at the top level is left out."""
+    from gradfix.analysis import astindex
+
+    ix = astindex.of(tree)   # the walk the summary made (cached on the tree): children lists, no second walk
     found: set[str] = set()
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             found.discard(node.name)
         if not isinstance(node, ast.FunctionDef) or node.decorator_list or not _always_returns(node.body):
             continue
-        nodes = list(own_nodes(node))
+        last = node.body[-1]
+        if isinstance(last, ast.Return) and not _may_be_number(last.value):
+            continue  # the common case, `return out` of a module or a dict: no walk of the body
+        if isinstance(last, ast.Return) and isinstance(last.value, ast.Name) and \
+                not _may_be_number_name(node, last.value.id):
+            continue  # `out = self.net(x)` ... `return out`: a binding of its own body is no number
+        nodes = list(own_nodes(node, ix))
         if any(isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await)) for n in nodes):
             continue
         returns = [n.value for n in nodes if isinstance(n, ast.Return)]
@@ -379,6 +388,51 @@ def number_functions(tree: ast.Module) -> frozenset[str]:
                 if _binds(node, name):
                     found.discard(name)
     return frozenset(found)
+
+
+def _may_be_number_name(fn: ast.FunctionDef, name: str) -> bool:
+    """A cheap necessary test that the local `name` holds a number: not a parameter, bound by statements of the
+    function (not inside expressions) only as `name = <may be a number>` or `name = []`, and bound at least once."""
+    a = fn.args
+    if name in {x.arg for x in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if x is not None}:
+        return False
+    seen = False
+    stack = list(fn.body)
+    while stack:
+        st = stack.pop()
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        if isinstance(st, ast.Assign):
+            for t in st.targets:
+                if isinstance(t, ast.Name) and t.id == name:
+                    if not (_may_be_number(st.value) or isinstance(st.value, ast.List) and not st.value.elts):
+                        return False
+                    seen = True
+        elif isinstance(st, (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith)) and any(
+                isinstance(n, ast.Name) and n.id == name
+                for tgt in ([st.target] if isinstance(st, (ast.For, ast.AsyncFor)) else
+                            [i.optional_vars for i in st.items if i.optional_vars is not None])
+                for n in ast.walk(tgt)):
+            return False
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            sub = getattr(st, field, None)
+            if isinstance(sub, list):
+                stack.extend(sub)
+    return seen
+
+
+def _may_be_number(expr: ast.expr | None) -> bool:
+    """A cheap necessary test for `_python_numbers`, read off the expression alone."""
+    if isinstance(expr, ast.Constant):
+        return isinstance(expr.value, (int, float)) and not isinstance(expr.value, bool)
+    if isinstance(expr, ast.UnaryOp):
+        return _may_be_number(expr.operand)
+    if isinstance(expr, ast.BinOp):
+        return _may_be_number(expr.left) and _may_be_number(expr.right)
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        return isinstance(f, ast.Attribute) and f.attr in _NUMBER_METHODS or isinstance(f, ast.Name) and f.id in _NUMBER_CALLS
+    return isinstance(expr, ast.Name)
 
 
 def _python_numbers(expr: ast.expr, nodes: list, params: set, returned: set, depth: int = 0) -> bool:
