@@ -154,22 +154,27 @@ def test_editing_the_caller_invalidates_the_cached_trainer(tmp_path, monkeypatch
     assert gf208(tmp_path, monkeypatch, cache=Cache(str(tmp_path))) == [("trainer.py", 13), ("trainer.py", 14)]
 
 
-def test_the_verdict_of_a_fix_beside_a_metric_total(tmp_path):
-    import json
-    import subprocess
-    import sys
+def _verified(root: Path, monkeypatch, verifier, *paths: str) -> list[tuple[int, str, str]]:
+    """(line, verdict, detail) of the GF208 changes `check --verify` makes in trainer.py, the run's files the project."""
+    from gradfix.engine import accept_all
+    from gradfix.runner import RunReport, iter_sources, with_project
 
+    monkeypatch.chdir(root)
+    config = Config(root=str(root))
+    engine = Engine(ALL_RULES, config)
+    with_project(engine, list(iter_sources(list(paths), config, RunReport(), None)), config)
+    res = engine.fix_source((root / "trainer.py").read_text(), "trainer.py", accept_all, verifier, str(root))
+    return [(c.line, c.verdict.value, c.detail) for c in res.changes if c.rule == "GF208"]
+
+
+def test_the_verdict_of_a_fix_beside_a_metric_total(tmp_path, monkeypatch, shared_verifier):
     write(tmp_path, {"trainer.py": TRAINER, "main.py": MAIN})
-    out = subprocess.run([sys.executable, "-m", "gradfix", "check", ".", "--verify", "--no-cache",
-                          "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    gf208 = [r for r in json.loads(out.stdout)["findings"] if r["rule"] == "GF208"]
     # `seen += loss` is returned to the caller: detached, and proved with the metric total read as the rule
     # read it (alone, the worker would see a second tensor total and refuse a verdict)
-    assert [(r["line"], r["verdict"]) for r in gf208] == [(13, "equivalent")]
-    assert "read with the project's other files" in gf208[0]["detail"]
+    got = _verified(tmp_path, monkeypatch, shared_verifier, ".")
+    assert [(line, verdict) for line, verdict, _d in got] == [(13, "equivalent")]
+    assert "read with the project's other files" in got[0][2]
     # the same fix checked without main.py: nothing to reconcile, the same verdict
-    solo = subprocess.run([sys.executable, "-m", "gradfix", "check", "trainer.py", "--verify", "--no-cache",
-                           "--output-format", "json"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
-    alone = [r for r in json.loads(solo.stdout)["findings"] if r["rule"] == "GF208"]
-    assert [(r["line"], r.get("verdict")) for r in alone] == [(13, "equivalent"), (14, None)]   # no fix offered
-    assert "read with the project's other files" not in alone[0]["detail"]
+    alone = _verified(tmp_path, monkeypatch, shared_verifier, "trainer.py")
+    assert [(line, verdict) for line, verdict, _d in alone] == [(13, "equivalent")]
+    assert "read with the project's other files" not in alone[0][2]
