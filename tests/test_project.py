@@ -197,6 +197,23 @@ class Scaled(SoftDrop):
     def __init__(self, p):
         super().__init__(p)
         self.gain = nn.Parameter(torch.ones(1))
+
+
+class Codebook(nn.Module):
+    def __init__(self, dim, size):
+        super().__init__()
+        self.codes = torch.randn(dim, size)
+        self.counts = torch.zeros(size)
+        self.mean = torch.clone(self.codes).cuda()
+
+    def forward(self, x):
+        return x @ self.codes
+
+
+class Placed(nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner.to("cpu")   # `.to()` of whatever it is handed: may be a module
 '''
 
 STACK = '''\
@@ -227,6 +244,9 @@ def test_parameter_free_classes_across_files(tmp_path, monkeypatch):
     assert view.parameter_free("wrappers.SoftDrop") is True
     assert view.parameter_free("wrappers.Scaled") is False  # its own nn.Parameter
     assert view.parameter_free("torch.nn.Linear") is None   # not the project's: the torch tables decide
+    # plain tensors (`torch.randn`, `torch.clone(...)`, placed) register nothing; `.to()` of a parameter may
+    assert view.parameter_free("wrappers.Codebook") is True
+    assert view.parameter_free("wrappers.Placed") is False
     # GF304: a plain list of a parameter-free module has nothing to register; one with parameters does
     got = findings(tmp_path, monkeypatch)
     assert [(p, line) for p, line, rule in got if rule == "GF304"] == [("stack.py", 9)]

@@ -129,7 +129,7 @@ def summarise(path: str, source: str, root: str, tree: ast.Module | None = None)
     for node in tree.body:
         if isinstance(node, ast.ClassDef):
             classes[node.name] = tuple(q for q in (qualify(b) for b in node.bases) if q)
-            if _creates_no_state(node, ix):
+            if _creates_no_state(node, ix, qualify):
                 stateless.add(node.name)
             functions.update(f"{node.name}.{m.name}" for m in node.body
                              if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)))
@@ -322,16 +322,18 @@ def qualifier(imports: dict[str, str]):
 _REGISTERING = frozenset({"register_parameter", "register_buffer", "add_module", "register_module"})
 
 
-def _creates_no_state(cls: ast.ClassDef, ix: "astindex.AstIndex") -> bool:
+def _creates_no_state(cls: ast.ClassDef, ix: "astindex.AstIndex", qualify) -> bool:
     """Whether the class's own methods assign `self.x` only values made without a call (numbers,
-    flags, names: `self.p = p`) and register nothing: it adds no parameter, buffer or submodule
-    of its own (a dropout or pooling wrapper)."""
+    flags, names: `self.p = p`) or plain tensors (`torch.randn(k, d)`, `.clone()` of one), and register
+    nothing: it adds no parameter, buffer or submodule of its own (a dropout or pooling wrapper, a codebook
+    kept as plain tensors)."""
     for node in ix.walk(cls):
         if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and node.value is not None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             to_self = any(isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"
                           for target in targets for t in ix.walk(target))
-            if to_self and any(isinstance(v, ast.Call) for v in ix.walk(node.value)):
+            if to_self and any(isinstance(v, ast.Call) and not _plain_tensor_call(v, qualify)
+                               for v in ix.walk(node.value)):
                 return False
         elif isinstance(node, ast.Call):
             f = node.func
@@ -340,6 +342,25 @@ def _creates_no_state(cls: ast.ClassDef, ix: "astindex.AstIndex") -> bool:
             if name in _REGISTERING or (name == "setattr" and isinstance(first, ast.Name) and first.id == "self"):
                 return False
     return True
+
+
+# tensor methods whose result is a plain tensor, never a module (`.to()` / `.float()` of a module are modules)
+_TENSOR_RESULTS = frozenset({"clone", "detach", "contiguous", "t", "view", "reshape", "unsqueeze", "squeeze",
+                             "normal_", "uniform_", "zero_", "fill_", "mul_", "add_", "sub_", "div_"})
+_PLACING = frozenset({"to", "cuda", "cpu", "float", "double", "half", "long"})
+
+
+def _plain_tensor_call(call: ast.Call, qualify) -> bool:
+    """A call whose value is a plain tensor, registered nowhere: a `torch.*` function outside `torch.nn`
+    (`torch.randn(k, d)`, `torch.zeros(k)`), a tensor-only method (`.clone()`), or a placement of either."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr in _TENSOR_RESULTS:
+        return True
+    if isinstance(f, ast.Attribute) and f.attr in _PLACING:
+        return isinstance(f.value, ast.Call) and _plain_tensor_call(f.value, qualify)
+    q = qualify(f) or ""
+    return q.startswith("torch.") and not q.startswith(("torch.nn.", "torch.distributions.", "torch.optim.")) and \
+        q.count(".") == 1
 
 
 def _built_class(value: ast.expr, qualify) -> str | None:
