@@ -120,3 +120,49 @@ def test_a_helper_with_an_unlisted_method_does_not(tmp_path):
     with Verifier(jobs=1, timeout_s=20.0) as v:
         res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
+
+
+HOOKED = textwrap.dedent('''
+    import contextlib
+
+    import torch
+    import torch.nn as nn
+
+
+    class Gain(nn.Module):
+        def __init__(self, doubled):
+            super().__init__()
+            self.fc = nn.Linear(6, 6)
+            if doubled:
+                self.register_forward_hook(lambda mod, args, out: out * 2)
+
+        def forward(self, x):
+            return self.fc(x)
+
+
+    def check_plain():
+        doubled = False
+        net = Gain(doubled=doubled)
+        return net(torch.randn(3, 6))
+
+
+    def check_doubled():
+        with contextlib.nullcontext():
+            net = Gain(doubled=True)
+            return net.forward(torch.randn(3, 6))
+''')
+
+
+def test_another_functions_call_with_other_constants_is_not_the_build(tmp_path):
+    """`Gain(doubled=True)` is not built as check_plain()'s `Gain(doubled=doubled)` with `doubled = False`: the
+    setup's own constant arguments must be the other call's too. Built as it stands, its hook shows."""
+    old, new = "net.forward(torch.randn(3, 6))", "net(torch.randn(3, 6))"
+    line = next(i for i, t in enumerate(HOOKED.splitlines(), 1) if old in t)
+    contract = {"kind": "forward-call", "receiver": "net", "in_class": False, "call_old": old, "call_new": new,
+                "setup": "net = Gain(doubled=True)"}
+    req = VerifyRequest(path=str(tmp_path / "gain.py"), original=HOOKED, rewritten=HOOKED.replace(old, new),
+                        rule="GF305", line=line, contract=contract, project_root=None)
+    with Verifier(jobs=1, timeout_s=20.0) as v:
+        res = v.verify_many([req])[0]
+    assert res.verdict == "changes-behaviour", res
+    assert "check_plain" not in res.detail, res

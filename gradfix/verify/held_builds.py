@@ -336,7 +336,8 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
         if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             found += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) == want]
             alike += [(fn, s) for s in fn.body if isinstance(s, ast.Assign) and ast.dump(s) != want
-                      and shape is not None and _call_shape(s) == shape]
+                      and shape is not None and _call_shape(s) == shape
+                      and _same_constant_arguments(st.body[0].value, s.value, ok)]
     # the same statement in several functions (`model = build_model(vocab, dim)` in `main()` and in `predict()`, where
     # `vocab` is read from a file): the first whose names are all constants of that function builds it; then the
     # same call with other arguments (`model = build_model(vocab, sentenct_length, dim)` in `main()`): the same
@@ -381,6 +382,16 @@ def function_build(tree: ast.Module, setup: str, mod: types.ModuleType) -> tuple
                 ast.unparse(stmt)
         return values, f"with `{sets}` set before it in {fn.name}()", setup
     return None
+
+
+def _same_constant_arguments(setup: ast.Call, other: ast.Call, ok) -> bool:
+    """Whether `other` passes the very arguments `setup` passes wherever the setup's argument is a constant
+    expression (`enabled=True`, `dim=3`): only the names the setup's own function gives (`flow`) may come from
+    the other function. `MixedPrecisionFlow(flow, enabled=True)` is not built as `(flow, enabled=False)`."""
+    pairs = list(zip(setup.args, other.args))
+    theirs = {k.arg: k.value for k in other.keywords}
+    pairs += [(k.value, theirs.get(k.arg)) for k in setup.keywords]
+    return all(b is not None and (not ok(a, frozenset()) or ast.dump(a) == ast.dump(b)) for a, b in pairs)
 
 
 def _call_shape(stmt: ast.Assign) -> tuple | None:
