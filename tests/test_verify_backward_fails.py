@@ -135,3 +135,42 @@ def test_a_forward_that_needs_grad_mode_gets_a_verdict():
 def test_a_forward_that_needs_grad_mode_with_a_changing_hook_is_not_equivalent():
     out = _compare(True)
     assert out.verdict == "changes-behaviour", out
+
+
+LOGDET = textwrap.dedent('''
+    import torch
+    import torch.nn as nn
+
+
+    class LogDetFlow(nn.Module):
+        def __init__(self, dim):
+            super().__init__()
+            self.net = nn.Sequential(nn.Linear(dim, 16), nn.Tanh(), nn.Linear(16, dim))
+
+        def forward(self, x):
+            y = x + self.net(x)
+            (row,) = torch.autograd.grad(y[:, 0].sum(), x, create_graph=True)
+            return y, row[:, 0].abs().log()
+
+
+    flow = LogDetFlow(3)
+
+
+    def log_density(batch):
+        z, logdet = flow.forward(batch)
+        return -0.5 * (z ** 2).sum(1) + logdet
+''')
+
+
+def test_the_input_search_runs_a_forward_that_takes_autograd_grad_with_grad_on(tmp_path, shared_verifier):
+    """No call-site tensor to copy (`batch` is a parameter): the shape comes from the first Linear, and the probe
+    of that input, run under no_grad first, retries with grad on instead of calling the shape unknown."""
+    old, new = "flow.forward(batch)", "flow(batch)"
+    line = next(i for i, t in enumerate(LOGDET.splitlines(), 1) if old in t)
+    req = VerifyRequest(path=str(tmp_path / "flow.py"), original=LOGDET, rewritten=LOGDET.replace(old, new),
+                        rule="GF305", line=line, project_root=None,
+                        contract={"kind": "forward-call", "receiver": "flow", "in_class": False, "call_old": old,
+                                  "call_new": new, "setup": "flow = LogDetFlow(3)"})
+    res = shared_verifier.verify_many([req])[0]
+    assert res.verdict == "equivalent", res
+    assert "input inferred" in res.detail, res

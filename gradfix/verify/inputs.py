@@ -281,8 +281,16 @@ def infer_input(name: str, models: list[nn.Module], dtype: torch.dtype,
                 was = m.training
                 try:
                     m.eval()
-                    with torch.no_grad(), seeded(SEED_RUN):
-                        m(*_fresh_inputs(list(cand)))
+                    try:
+                        with torch.no_grad(), seeded(SEED_RUN):
+                            m(*_fresh_inputs(list(cand)))
+                    except RuntimeError as e:
+                        if not _needs_grad_mode(e):
+                            raise
+                        # forward takes autograd.grad itself (a flow's log-det, an energy's score): not a shape error
+                        with torch.enable_grad(), seeded(SEED_RUN):
+                            m(*[x.clone().requires_grad_() if torch.is_tensor(x) and x.is_floating_point() else x
+                                for x in _fresh_inputs(list(cand))])  # as the check's leaves are
                 finally:
                     m.train(was)
                 if (dict_mode or getattr(make, "note", "")) and notes is not None:
@@ -482,6 +490,12 @@ def _joined(make: Callable[[], tuple], count: int, width: int, dtype: torch.dtyp
 
     multi.shape = (*getattr(make, "shape", ()), "+", (BATCH, width))  # type: ignore[attr-defined]
     return multi
+
+
+def _needs_grad_mode(e: BaseException) -> bool:
+    """The error autograd raises for `autograd.grad` / `backward` of a value made under `no_grad`."""
+    text = str(e)
+    return "does not require grad" in text or "does not have a grad_fn" in text
 
 
 def has_lazy(model: nn.Module) -> bool:
