@@ -35,6 +35,30 @@ def _may_run(call: cst.Call, trained: set[str]) -> set[str]:
     return out
 
 
+def _run_by_own_method(index, flow, call: cst.Call, trained: set[str]) -> set[str]:
+    """Trained modules a method of the step's own class runs when the step calls it with gradients on
+    (`self.encode(x)` whose body calls `self.encoder(x)`), one level deep: calls of them in its body, or
+    handed to a call there, outside `no_grad` in that method."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+            and flow.class_name):
+        return set()
+    method = index.method(flow.class_name, func.attr.value)
+    if method is None or method is flow.scope:
+        return set()
+    out: set[str] = set()
+    for st, inner in index.flow(method).calls:
+        if st.no_grad:
+            continue
+        name = dotted(inner.func)
+        if name is not None and name.endswith(".forward"):
+            name = name[: -len(".forward")]
+        if name in trained:
+            out.add(name)
+        out |= _may_run(inner, trained)
+    return out
+
+
 def _frozen(index, flow) -> set[str]:
     """Modules whose parameters the file freezes, in this scope or at module level."""
     return {name for f in flow.and_module() for st in f.steps if (name := freeze_target(st.node)) is not None}
@@ -107,7 +131,9 @@ class NoGradTrainableBranch(Rule):
             "backward (before another one) counts: an agent stepping `self.head_opt` and `self.encoder_opt` after "
             "one loss is reported for an encoder run only under no_grad, its own optimizer named, unless the "
             "encoder runs (or is handed to a call) with gradients on elsewhere, in another method of the class "
-            "for `self.x` or anywhere in the scope for a plain name: another step may train it. Calls that cannot reach backward() do "
+            "for `self.x` or anywhere in the scope for a plain name: another step may train it; a call with gradients "
+            "on of a method of the step's own class (`self.embed(x)`) counts as running the modules its body runs "
+            "with gradients on (one level deep). Calls that cannot reach backward() do "
             "not count as calls with gradients on: one whose result is assigned to a name read nowhere in the file, "
             "and one inside `for k in range(a, b)` whose bounds are literals (or names bound only to one) with "
             "b <= a. Also finds a submodule that the methods of a model class of the file run only under no_grad "
@@ -190,7 +216,7 @@ class NoGradTrainableBranch(Rule):
                     if name in trained:
                         calls.setdefault(name, []).append((call, st.no_grad))
                     elif not st.no_grad:
-                        handed |= _may_run(call, trained)
+                        handed |= _may_run(call, trained) | _run_by_own_method(index, flow, call, trained)
             frozen = _frozen(index, flow)
             for name in sorted(set(calls) - handed - frozen):
                 found = calls[name]
