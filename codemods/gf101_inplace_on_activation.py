@@ -11,6 +11,7 @@ from gradfix.analysis.inplace_modules import inplace_callee, is_dropout
 from gradfix.analysis.leaves import leaf_at
 from gradfix.analysis.list_saves import listcomp_subscripted, saved_list_element_at
 from gradfix.analysis.names import qualname
+from gradfix.analysis.param_types import untyped_input, used_as_tensor
 from gradfix.analysis.reaching import chain_tests, reaching, steps_in
 from gradfix.analysis import torchapi
 from gradfix.analysis.torchapi import INPLACE_METHODS, is_inplace_method
@@ -228,7 +229,7 @@ class InplaceOnActivation(Rule):
         root = binding.root()
         if not flow.is_tensor(binding) or binding.kind.value == "parameter" or root.kind.value == "parameter":
             return None
-        if isinstance(node, cst.Assign) and _untyped_input(root) and not _used_as_tensor(ctx.index, flow, root):
+        if isinstance(node, cst.Assign) and untyped_input(root) and not used_as_tensor(ctx.index, flow, root):
             return None  # `top = feats; top[i - 1] = ...`: a forward's input may be a list of maps (a slot, no write)
         if isinstance(node, cst.Assign):
             op_text = "="  # `gate[:, 0] = 1.0` writes into the tensor
@@ -582,36 +583,3 @@ def _out_of_place(call: cst.BaseExpression) -> cst.BaseExpression:
 
 
 RULE = InplaceOnActivation
-
-
-# reads of a name that only a tensor answers (a list or tuple of tensors has none of them)
-_TENSOR_ATTRS = frozenset({
-    "shape", "size", "dim", "ndim", "dtype", "device", "view", "view_as", "reshape", "permute", "transpose", "t",
-    "unsqueeze", "squeeze", "contiguous", "flatten", "expand", "expand_as", "repeat", "narrow", "chunk", "split",
-    "float", "double", "half", "long", "to", "cuda", "cpu", "detach", "clone", "mean", "sum", "norm", "softmax",
-    "masked_fill", "new_zeros", "new_ones", "new_empty", "numel", "is_cuda", "requires_grad", "grad", "data",
-})
-
-
-def _untyped_input(root) -> bool:
-    """A parameter taken for a tensor only because it is an input of a module's `forward` (no annotation)."""
-    return bool(root.is_param) and isinstance(root.value, cst.Param) and root.value.annotation is None
-
-
-def _used_as_tensor(index, flow, root) -> bool:
-    """Whether the function reads the parameter (or a plain alias of it) as a tensor: a tensor attribute or method
-    (`feats.size(0)`, `x.view(...)`), or as the input of a torch.nn layer of the class (`self.conv(x)`)."""
-    names = {b.name for b in flow.bindings if b is root or b.root() is root}
-    cls = index.enclosing_class(flow.scope) if isinstance(flow.scope, cst.FunctionDef) else None
-    layers = index.submodules.get(cls.name.value, {}) if cls is not None else {}
-    for node in walk(flow.scope):
-        if type(node) is cst.Attribute and type(node.value) is cst.Name and node.value.value in names and \
-                node.attr.value in _TENSOR_ATTRS:
-            return True
-        if type(node) is cst.Call and len(node.args) == 1 and type(node.args[0].value) is cst.Name and \
-                node.args[0].value.value in names and type(node.func) is cst.Attribute and \
-                type(node.func.value) is cst.Name and node.func.value.value == "self":
-            ctor = layers.get(node.func.attr.value) or ""
-            if ctor.startswith("torch.nn.") and ctor.rsplit(".", 1)[-1] not in ("ModuleList", "ModuleDict"):
-                return True
-    return False
