@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 from gradfix.verify.folder_packages import shadowed_folder
 
 pytest.importorskip("torch")
@@ -71,19 +71,17 @@ def test_shadowed_folder_is_what_python_sees(tmp_path):
     assert shadowed_folder("models.nets", [str(tmp_path / "models")], lambda p: True) is None  # a package wins
 
 
-def test_folder_is_the_package_when_gitignore_ignores_init(tmp_path):
+def test_folder_is_the_package_when_gitignore_ignores_init(tmp_path, shared_verifier):
     _project(tmp_path, "__pycache__\n__init__.py\n*.pth\n")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res, = v.verify_many([_request(tmp_path)])
+    res, = shared_verifier.verify_many([_request(tmp_path)])
     assert res.verdict == "equivalent", res
     assert "models/nets/ was taken as the package `models.nets`" in res.detail, res
     assert "ignores __init__.py" in res.detail, res
 
 
-def test_without_the_evidence_the_project_own_import_error_stands(tmp_path):
+def test_without_the_evidence_the_project_own_import_error_stands(tmp_path, shared_verifier):
     _project(tmp_path, "__pycache__\n*.pth\n")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res, = v.verify_many([_request(tmp_path)])
+    res, = shared_verifier.verify_many([_request(tmp_path)])
     assert res.verdict == "untestable", res
     assert "is not a package" in res.detail, res
     assert "the project's own import error" in res.detail, res
@@ -104,29 +102,26 @@ def _stale_request(tmp_path, import_line):
     ("from models import Tiny", "models/__init__.py defines no `Tiny` anywhere at its top level"),
     ("from models.small import Tiny", "the project's package `models` (models/) holds no module `small`"),
 ])
-def test_a_stale_import_of_the_project_is_said_to_be_its_own(tmp_path, import_line, said):
+def test_a_stale_import_of_the_project_is_said_to_be_its_own(tmp_path, import_line, said, shared_verifier):
     _project(tmp_path, None)
     (tmp_path / "models" / "__init__.py").write_text("VERSION = 2\n")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res, = v.verify_many([_stale_request(tmp_path, import_line)])
+    res, = shared_verifier.verify_many([_stale_request(tmp_path, import_line)])
     assert res.verdict == "untestable", res
     assert said in res.detail, res
 
 
-def test_a_name_the_module_binds_is_not_called_the_projects_error(tmp_path):
+def test_a_name_the_module_binds_is_not_called_the_projects_error(tmp_path, shared_verifier):
     _project(tmp_path, None)
     # bound only by module-level code (a loop), which Python runs: not a stale import, whatever the loader did
     (tmp_path / "models" / "__init__.py").write_text("for Tiny in [None]:\n    pass\nraise ImportError('x')\n")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res, = v.verify_many([_stale_request(tmp_path, "from models import Tiny")])
+    res, = shared_verifier.verify_many([_stale_request(tmp_path, "from models import Tiny")])
     assert res.verdict == "untestable", res
     assert "the project's own import error" not in res.detail, res
 
 
-def test_a_name_the_folder_taken_as_the_package_lacks_is_said_so(tmp_path):
+def test_a_name_the_folder_taken_as_the_package_lacks_is_said_so(tmp_path, shared_verifier):
     _project(tmp_path, "__init__.py\n")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res, = v.verify_many([_stale_request(tmp_path, "from models.nets import Tiny")])
+    res, = shared_verifier.verify_many([_stale_request(tmp_path, "from models.nets import Tiny")])
     assert res.verdict == "untestable", res
     assert "`models.nets` is the folder taken as the package, whose __init__.py is not in the repository" in res.detail
     assert "models/nets.py beside the folder does not define it either" in res.detail, res

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
 
@@ -53,38 +53,34 @@ def _request(src: str, path: str) -> VerifyRequest:
                          contract=contract, project_root=None)
 
 
-def test_receiver_built_as_another_function_builds_it(tmp_path):
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(SRC, str(tmp_path / "tagger.py"))])[0]
+def test_receiver_built_as_another_function_builds_it(tmp_path, shared_verifier):
+    res = shared_verifier.verify_many([_request(SRC, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "equivalent", res
     assert "set before it in train()" in res.detail, res
 
 
-def test_only_a_function_reading_data_stays_untestable(tmp_path):
+def test_only_a_function_reading_data_stays_untestable(tmp_path, shared_verifier):
     src = SRC.replace("    vocab_size = 12\n", "    vocab_size = len(json.load(open('v.json')))\n")
     assert src != SRC
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    res = shared_verifier.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
 
 
-def test_the_same_factory_called_with_other_names(tmp_path):
+def test_the_same_factory_called_with_other_names(tmp_path, shared_verifier):
     """train() makes the same call with its own names (`Tagger(n_words, dim)`): the receiver is built that way."""
     src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
                       "    n_words = 12\n    dim = 8\n    model = Tagger(n_words, dim)\n")
     assert src != SRC
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    res = shared_verifier.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "equivalent", res
     assert "Tagger(n_words, dim)" in res.detail and "as train() builds it" in res.detail, res
 
 
-def test_another_callee_is_not_the_same_factory(tmp_path):
+def test_another_callee_is_not_the_same_factory(tmp_path, shared_verifier):
     src = SRC.replace("    vocab_size = 12\n    width = 8\n    model = Tagger(vocab_size, width)\n",
                       "    n_words = 12\n    dim = 8\n    model = Tagger.build(n_words, dim)\n")
     assert src != SRC
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    res = shared_verifier.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
 
 
@@ -105,20 +101,18 @@ def train():
 ''')
 
 
-def test_a_helper_with_methods_of_builtin_values_builds_it(tmp_path):
+def test_a_helper_with_methods_of_builtin_values_builds_it(tmp_path, shared_verifier):
     """`vocab = build_vocab()` whose helper calls `str.replace` and `dict.get`: evaluated through the guard."""
     src = VOCAB_SRC.format(method="replace")
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    res = shared_verifier.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "equivalent", res
     assert "vocab_size = len(build_vocab()) + 6" in res.detail, res
     assert "(methods of builtin values each checked when it ran)" in res.detail, res
 
 
-def test_a_helper_with_an_unlisted_method_does_not(tmp_path):
+def test_a_helper_with_an_unlisted_method_does_not(tmp_path, shared_verifier):
     src = VOCAB_SRC.format(method="translate")  # not one of the listed pure methods of str
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
+    res = shared_verifier.verify_many([_request(src, str(tmp_path / "tagger.py"))])[0]
     assert res.verdict == "untestable", res
 
 
@@ -153,7 +147,7 @@ HOOKED = textwrap.dedent('''
 ''')
 
 
-def test_another_functions_call_with_other_constants_is_not_the_build(tmp_path):
+def test_another_functions_call_with_other_constants_is_not_the_build(tmp_path, shared_verifier):
     """`Gain(doubled=True)` is not built as check_plain()'s `Gain(doubled=doubled)` with `doubled = False`: the
     setup's own constant arguments must be the other call's too. Built as it stands, its hook shows."""
     old, new = "net.forward(torch.randn(3, 6))", "net(torch.randn(3, 6))"
@@ -162,7 +156,6 @@ def test_another_functions_call_with_other_constants_is_not_the_build(tmp_path):
                 "setup": "net = Gain(doubled=True)"}
     req = VerifyRequest(path=str(tmp_path / "gain.py"), original=HOOKED, rewritten=HOOKED.replace(old, new),
                         rule="GF305", line=line, contract=contract, project_root=None)
-    with Verifier(jobs=1, timeout_s=20.0) as v:
-        res = v.verify_many([req])[0]
+    res = shared_verifier.verify_many([req])[0]
     assert res.verdict == "changes-behaviour", res
     assert "check_plain" not in res.detail, res
