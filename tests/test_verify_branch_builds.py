@@ -7,9 +7,25 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
+
+
+_VERIFIER = None
+
+
+@pytest.fixture(autouse=True)
+def _session_verifier(shared_verifier):
+    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
+    global _VERIFIER
+    _VERIFIER = shared_verifier
+
+
+def _shared():
+    import contextlib
+
+    return contextlib.nullcontext(_VERIFIER)
 
 SRC = textwrap.dedent('''
     import torch
@@ -41,7 +57,7 @@ def _verify(tmp_path, build):
     (tmp_path / "dist.py").write_text(src)
     req = VerifyRequest(path=str(tmp_path / "dist.py"), original=src, rewritten=src.replace(old, new), rule="GF305",
                         line=line, contract=contract, project_root=str(tmp_path))
-    with Verifier(jobs=1, timeout_s=30.0) as v:
+    with _shared() as v:
         res, = v.verify_many([req])
     return res
 

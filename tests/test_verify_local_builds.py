@@ -8,9 +8,25 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
+
+
+_VERIFIER = None
+
+
+@pytest.fixture(autouse=True)
+def _session_verifier(shared_verifier):
+    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
+    global _VERIFIER
+    _VERIFIER = shared_verifier
+
+
+def _shared():
+    import contextlib
+
+    return contextlib.nullcontext(_VERIFIER)
 
 SRC = textwrap.dedent('''
     import torch
@@ -60,7 +76,7 @@ def _request(src: str, path: str) -> VerifyRequest:
 
 
 def _verify(src: str, tmp_path):
-    with Verifier(jobs=1, timeout_s=20.0) as v:
+    with _shared() as v:
         return v.verify_many([_request(src, str(tmp_path / "chain.py"))])[0]
 
 
@@ -112,7 +128,7 @@ def test_a_literal_tensor_the_function_made_is_passed_to_the_build(tmp_path):
                 "setup": "model = Masked(3, mask)"}
     req = VerifyRequest(path=str(tmp_path / "masked.py"), original=MASKED, rewritten=MASKED.replace(old, new),
                         rule="GF305", line=19, contract=contract, project_root=None)
-    with Verifier(jobs=1, timeout_s=20.0) as v:
+    with _shared() as v:
         res = v.verify_many([req])[0]
     assert res.verdict == "equivalent", res
     assert "mask = torch.tensor(" in res.detail, res

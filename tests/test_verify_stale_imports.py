@@ -8,9 +8,25 @@ import textwrap
 
 import pytest
 
-from gradfix.verify import Verifier, VerifyRequest
+from gradfix.verify import VerifyRequest
 
 pytest.importorskip("torch")
+
+
+_VERIFIER = None
+
+
+@pytest.fixture(autouse=True)
+def _session_verifier(shared_verifier):
+    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
+    global _VERIFIER
+    _VERIFIER = shared_verifier
+
+
+def _shared():
+    import contextlib
+
+    return contextlib.nullcontext(_VERIFIER)
 
 LAYERS = textwrap.dedent('''
     import torch.nn as nn
@@ -65,7 +81,7 @@ def _request(tmp_path, src):
 
 def _verify(tmp_path, *sources):
     out = []
-    with Verifier(jobs=1, timeout_s=20.0) as v:
+    with _shared() as v:
         for src in sources:
             (tmp_path / "scorer.py").write_text(src)
             out += v.verify_many([_request(tmp_path, src)])
