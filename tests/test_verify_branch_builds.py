@@ -27,6 +27,7 @@ def _shared():
 
     return contextlib.nullcontext(_VERIFIER)
 
+
 SRC = textwrap.dedent('''
     import torch
     import torch.nn as nn

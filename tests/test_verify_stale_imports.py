@@ -28,6 +28,7 @@ def _shared():
 
     return contextlib.nullcontext(_VERIFIER)
 
+
 LAYERS = textwrap.dedent('''
     import torch.nn as nn
 
