@@ -12,22 +12,6 @@ from gradfix.verify import VerifyRequest
 pytest.importorskip("torch")
 
 
-_VERIFIER = None
-
-
-@pytest.fixture(autouse=True)
-def _session_verifier(shared_verifier):
-    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
-    global _VERIFIER
-    _VERIFIER = shared_verifier
-
-
-def _shared():
-    import contextlib
-
-    return contextlib.nullcontext(_VERIFIER)
-
-
 SRC = textwrap.dedent('''
     import torch
     import torch.nn as nn
@@ -49,7 +33,7 @@ SRC = textwrap.dedent('''
 ''')
 
 
-def _verify(tmp_path, build):
+def _verify(verifier, tmp_path, build):
     src = SRC.replace("{build}", build)
     old, new = "dist.forward(a, b)", "dist(a, b)"
     line = next(i for i, text in enumerate(src.splitlines(), 1) if old in text)
@@ -58,31 +42,31 @@ def _verify(tmp_path, build):
     (tmp_path / "dist.py").write_text(src)
     req = VerifyRequest(path=str(tmp_path / "dist.py"), original=src, rewritten=src.replace(old, new), rule="GF305",
                         line=line, contract=contract, project_root=str(tmp_path))
-    with _shared() as v:
-        res, = v.verify_many([req])
+    res, = verifier.verify_many([req])
     return res
 
 
-def test_each_branch_of_an_unknown_condition_is_checked(tmp_path):
-    res = _verify(tmp_path, 'nn.CosineSimilarity(dim=1) if kind == "cos" else nn.PairwiseDistance(2)')
+def test_each_branch_of_an_unknown_condition_is_checked(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, tmp_path, 'nn.CosineSimilarity(dim=1) if kind == "cos" else nn.PairwiseDistance(2)')
     assert res.verdict == "equivalent", res
     assert "whose condition (`kind == 'cos'`) the verifier cannot evaluate" in res.detail, res
     assert "nn.CosineSimilarity(dim=1)" in res.detail and "nn.PairwiseDistance(2)" in res.detail, res
 
 
-def test_a_branch_where_the_rewrite_differs_is_not_hidden(tmp_path):
-    res = _verify(tmp_path, 'Gap() if kind == "plain" else Gap(hooked=True)')
+def test_a_branch_where_the_rewrite_differs_is_not_hidden(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, tmp_path, 'Gap() if kind == "plain" else Gap(hooked=True)')
     assert res.verdict not in ("equivalent", "untestable"), res
     assert "the branches differ" in res.detail, res
 
 
-def test_a_branch_that_cannot_be_checked_leaves_it_untestable(tmp_path):
-    res = _verify(tmp_path, 'Gap() if kind == "plain" else nn.PReLU()')  # a parameter, no layer to shape from
+def test_a_branch_that_cannot_be_checked_leaves_it_untestable(tmp_path, shared_verifier):
+    # a parameter, no layer to shape from
+    res = _verify(shared_verifier, tmp_path, 'Gap() if kind == "plain" else nn.PReLU()')
     assert res.verdict == "untestable", res
     assert "not every branch could be" in res.detail and "input shape unknown for dist" in res.detail, res
 
 
-def test_a_name_a_branch_reads_is_not_split(tmp_path):
-    res = _verify(tmp_path, 'nn.PairwiseDistance(kind) if kind else nn.PairwiseDistance(2)')
+def test_a_name_a_branch_reads_is_not_split(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, tmp_path, 'nn.PairwiseDistance(kind) if kind else nn.PairwiseDistance(2)')
     assert res.verdict == "untestable", res
     assert "cannot evaluate" not in res.detail, res

@@ -13,22 +13,6 @@ from gradfix.verify import VerifyRequest
 pytest.importorskip("torch")
 
 
-_VERIFIER = None
-
-
-@pytest.fixture(autouse=True)
-def _session_verifier(shared_verifier):
-    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
-    global _VERIFIER
-    _VERIFIER = shared_verifier
-
-
-def _shared():
-    import contextlib
-
-    return contextlib.nullcontext(_VERIFIER)
-
-
 SRC = textwrap.dedent('''
     import torch
     import torch.nn as nn
@@ -76,28 +60,27 @@ def _request(src: str, path: str) -> VerifyRequest:
                          contract=contract, project_root=None)
 
 
-def _verify(src: str, tmp_path):
-    with _shared() as v:
-        return v.verify_many([_request(src, str(tmp_path / "chain.py"))])[0]
+def _verify(verifier, src: str, tmp_path):
+    return verifier.verify_many([_request(src, str(tmp_path / "chain.py"))])[0]
 
 
-def test_receiver_built_from_a_list_of_modules_the_function_built(tmp_path):
-    res = _verify(SRC, tmp_path)
+def test_receiver_built_from_a_list_of_modules_the_function_built(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, SRC, tmp_path)
     assert res.verdict == "equivalent", res
     assert "blocks = [Block(width)" in res.detail and "check_chain()" in res.detail, res
 
 
-def test_a_factory_function_is_not_taken_as_a_module_class(tmp_path):
+def test_a_factory_function_is_not_taken_as_a_module_class(tmp_path, shared_verifier):
     src = SRC.replace("blocks = [Block(width) for", "blocks = [make_block(width) for")
     assert src != SRC
-    res = _verify(src, tmp_path)
+    res = _verify(shared_verifier, src, tmp_path)
     assert res.verdict == "untestable", res
 
 
-def test_a_list_changed_before_the_build_is_not_used(tmp_path):
+def test_a_list_changed_before_the_build_is_not_used(tmp_path, shared_verifier):
     src = SRC.replace("    model = Chain(blocks)\n", "    blocks.append(nn.Identity())\n    model = Chain(blocks)\n")
     assert src != SRC
-    res = _verify(src, tmp_path)
+    res = _verify(shared_verifier, src, tmp_path)
     assert res.verdict == "untestable", res
 
 
@@ -123,29 +106,28 @@ MASKED = textwrap.dedent('''
 ''')
 
 
-def test_a_literal_tensor_the_function_made_is_passed_to_the_build(tmp_path):
+def test_a_literal_tensor_the_function_made_is_passed_to_the_build(tmp_path, shared_verifier):
     old, new = "model.forward(torch.randn(2, 3))", "model(torch.randn(2, 3))"
     contract = {"kind": "forward-call", "receiver": "model", "in_class": False, "call_old": old, "call_new": new,
                 "setup": "model = Masked(3, mask)"}
     req = VerifyRequest(path=str(tmp_path / "masked.py"), original=MASKED, rewritten=MASKED.replace(old, new),
                         rule="GF305", line=19, contract=contract, project_root=None)
-    with _shared() as v:
-        res = v.verify_many([req])[0]
+    res = shared_verifier.verify_many([req])[0]
     assert res.verdict == "equivalent", res
     assert "mask = torch.tensor(" in res.detail, res
 
 
-def test_a_placed_local_build_is_built_with_the_check_placing_it(tmp_path):
+def test_a_placed_local_build_is_built_with_the_check_placing_it(tmp_path, shared_verifier):
     """`Block(width).cuda()`: the class is Block's; the check's cuda->cpu redirect places it."""
     src = SRC.replace("blocks = [Block(width) for", "blocks = [Block(width).cuda() for")
     assert src != SRC
-    res = _verify(src, tmp_path)
+    res = _verify(shared_verifier, src, tmp_path)
     assert res.verdict == "equivalent", res
     assert "Block(width).cuda()" in res.detail, res
 
 
-def test_a_placed_factory_is_still_refused(tmp_path):
+def test_a_placed_factory_is_still_refused(tmp_path, shared_verifier):
     src = SRC.replace("blocks = [Block(width) for", "blocks = [make_block(width).cuda() for")
     assert src != SRC
-    res = _verify(src, tmp_path)
+    res = _verify(shared_verifier, src, tmp_path)
     assert res.verdict == "untestable", res

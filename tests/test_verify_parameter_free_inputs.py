@@ -13,22 +13,6 @@ from gradfix.verify import VerifyRequest
 pytest.importorskip("torch")
 
 
-_VERIFIER = None
-
-
-@pytest.fixture(autouse=True)
-def _session_verifier(shared_verifier):
-    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
-    global _VERIFIER
-    _VERIFIER = shared_verifier
-
-
-def _shared():
-    import contextlib
-
-    return contextlib.nullcontext(_VERIFIER)
-
-
 SRC = textwrap.dedent('''
     import torch
     import torch.nn as nn
@@ -49,7 +33,7 @@ SRC = textwrap.dedent('''
 ''')
 
 
-def _verify(tmp_path, src, setup):
+def _verify(verifier, tmp_path, src, setup):
     old, new = "gap.forward(a, b)", "gap(a, b)"
     line = next(i for i, text in enumerate(src.splitlines(), 1) if old in text)
     contract = {"kind": "forward-call", "receiver": "gap", "in_class": False, "call_old": old, "call_new": new,
@@ -57,32 +41,31 @@ def _verify(tmp_path, src, setup):
     (tmp_path / "gap.py").write_text(src)
     req = VerifyRequest(path=str(tmp_path / "gap.py"), original=src, rewritten=src.replace(old, new), rule="GF305",
                         line=line, contract=contract, project_root=str(tmp_path))
-    with _shared() as v:
-        res, = v.verify_many([req])
+    res, = verifier.verify_many([req])
     return res
 
 
-def test_a_parameter_free_module_runs_on_plain_float_inputs(tmp_path):
-    res = _verify(tmp_path, SRC, "gap = Gap()")
+def test_a_parameter_free_module_runs_on_plain_float_inputs(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, tmp_path, SRC, "gap = Gap()")
     assert res.verdict == "equivalent", res
     assert "2 float inputs of shape (4, 16)" in res.detail, res
     assert "Gap has no parameters, buffers or layers" in res.detail, res
 
 
-def test_the_hook_forward_skips_is_still_seen(tmp_path):
-    res = _verify(tmp_path, SRC, "gap = Gap(hooked=True)")
+def test_the_hook_forward_skips_is_still_seen(tmp_path, shared_verifier):
+    res = _verify(shared_verifier, tmp_path, SRC, "gap = Gap(hooked=True)")
     assert res.verdict not in ("equivalent", "untestable"), res
 
 
-def test_a_shape_none_of_the_plain_inputs_fits_still_needs_a_fixture(tmp_path):
+def test_a_shape_none_of_the_plain_inputs_fits_still_needs_a_fixture(tmp_path, shared_verifier):
     src = SRC.replace("return (a - b).abs().mean(-1)", "return (a.view(-1, 7) - b.view(-1, 7)).sum()")
-    res = _verify(tmp_path, src, "gap = Gap()")
+    res = _verify(shared_verifier, tmp_path, src, "gap = Gap()")
     assert res.verdict == "untestable", res
     assert "input shape unknown for gap" in res.detail and "plain float inputs" in res.detail, res
 
 
-def test_a_module_with_a_parameter_but_no_known_layer_still_needs_a_fixture(tmp_path):
+def test_a_module_with_a_parameter_but_no_known_layer_still_needs_a_fixture(tmp_path, shared_verifier):
     src = SRC.replace("super().__init__()", "super().__init__()\n        self.scale = nn.Parameter(torch.ones(16))")
-    res = _verify(tmp_path, src, "gap = Gap()")
+    res = _verify(shared_verifier, tmp_path, src, "gap = Gap()")
     assert res.verdict == "untestable", res
     assert "it has no Conv/Linear/Embedding/RNN layer to infer the input from;" in res.detail, res

@@ -12,22 +12,6 @@ from gradfix.verify import VerifyRequest
 pytest.importorskip("torch")
 
 
-_VERIFIER = None
-
-
-@pytest.fixture(autouse=True)
-def _session_verifier(shared_verifier):
-    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
-    global _VERIFIER
-    _VERIFIER = shared_verifier
-
-
-def _shared():
-    import contextlib
-
-    return contextlib.nullcontext(_VERIFIER)
-
-
 SRC = textwrap.dedent('''
     import torch
     import torch.nn as nn
@@ -44,13 +28,12 @@ SRC = textwrap.dedent('''
 ''')
 
 
-def test_a_method_parameter_receiver_names_the_method(tmp_path):
+def test_a_method_parameter_receiver_names_the_method(tmp_path, shared_verifier):
     old, new = "flow.forward(x)", "flow(x)"
     contract = {"kind": "forward-call", "receiver": "flow", "in_class": False, "call_old": old, "call_new": new}
     req = VerifyRequest(path=str(tmp_path / "prof.py"), original=SRC, rewritten=SRC.replace(old, new), rule="GF305",
                         line=12, contract=contract, project_root=None)
-    with _shared() as v:
-        res = v.verify_many([req])[0]
+    res = shared_verifier.verify_many([req])[0]
     assert res.verdict == "untestable", res
     assert "it comes from outside Profiler.time_forward" in res.detail, res
     assert "module-level code" not in res.detail, res

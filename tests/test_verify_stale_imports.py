@@ -13,22 +13,6 @@ from gradfix.verify import VerifyRequest
 pytest.importorskip("torch")
 
 
-_VERIFIER = None
-
-
-@pytest.fixture(autouse=True)
-def _session_verifier(shared_verifier):
-    """The session's verifier (tests/conftest.py): started once, not once per check of this module."""
-    global _VERIFIER
-    _VERIFIER = shared_verifier
-
-
-def _shared():
-    import contextlib
-
-    return contextlib.nullcontext(_VERIFIER)
-
-
 LAYERS = textwrap.dedent('''
     import torch.nn as nn
 
@@ -80,66 +64,66 @@ def _request(tmp_path, src):
                          line=line, contract=contract, project_root=str(tmp_path))
 
 
-def _verify(tmp_path, *sources):
+def _verify(verifier, tmp_path, *sources):
     out = []
-    with _shared() as v:
-        for src in sources:
-            (tmp_path / "scorer.py").write_text(src)
-            out += v.verify_many([_request(tmp_path, src)])
+    for src in sources:
+        (tmp_path / "scorer.py").write_text(src)
+        out += verifier.verify_many([_request(tmp_path, src)])
     return out
 
 
-def test_a_name_the_project_module_no_longer_defines_is_a_stub(tmp_path):
+def test_a_name_the_project_module_no_longer_defines_is_a_stub(tmp_path, shared_verifier):
     (tmp_path / "layers.py").write_text(LAYERS)
-    untouched, touched = _verify(tmp_path, _source(), _source(use="        out = OldHead(3)(out)"))
+    untouched, touched = _verify(shared_verifier, tmp_path, _source(), _source(use="        out = OldHead(3)(out)"))
     assert untouched.verdict == "equivalent", untouched
     assert "layers.OldHead (the project's own import error: layers.py defines no `OldHead`" in untouched.detail
     assert touched.verdict == "untestable", touched
     assert "the unit uses layers.OldHead, a stub standing in for an import that fails" in touched.detail
 
 
-def test_a_comparison_with_the_stub_is_a_use(tmp_path):
+def test_a_comparison_with_the_stub_is_a_use(tmp_path, shared_verifier):
     # `==` on an ordinary stub would be False, silently taking one branch: a stale name must raise there too
     (tmp_path / "layers.py").write_text(LAYERS)
-    res, = _verify(tmp_path, _source("SCALED", "        if MODES[0] == SCALED:\n            out = out * 2"))
+    src = _source("SCALED", "        if MODES[0] == SCALED:\n            out = out * 2")
+    res, = _verify(shared_verifier, tmp_path, src)
     assert res.verdict == "untestable", res
     assert "layers.SCALED" in res.detail, res
 
 
-def test_a_name_the_module_defines_but_fails_to_bind_is_not_stubbed(tmp_path):
+def test_a_name_the_module_defines_but_fails_to_bind_is_not_stubbed(tmp_path, shared_verifier):
     # `OldHead` is bound by the module's source (a try whose import fails); Python's error is not "stale": it stands
     (tmp_path / "layers.py").write_text(LAYERS + "\ntry:\n    from layers_v1 import OldHead\nexcept KeyError:\n"
                                         "    pass\n")
-    res, = _verify(tmp_path, _source())
+    res, = _verify(shared_verifier, tmp_path, _source())
     assert res.verdict == "untestable", res
     assert "module not importable in isolation" in res.detail, res
     assert "a stub standing in" not in res.detail and "OldHead (" not in res.detail, res
 
 
-def test_a_submodule_the_project_package_does_not_hold_is_a_stub(tmp_path):
+def test_a_submodule_the_project_package_does_not_hold_is_a_stub(tmp_path, shared_verifier):
     pkg = tmp_path / "nets"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "blocks.py").write_text(LAYERS)
     src = _source().replace("from layers import Head, OldHead", "from nets.blocks import Head\nfrom nets.losses import "
                                                                 "RingLoss")
-    res, = _verify(tmp_path, src)
+    res, = _verify(shared_verifier, tmp_path, src)
     assert res.verdict == "equivalent", res
     assert "nets.losses.RingLoss (the project's own import error: the project's package `nets`" in res.detail, res
 
 
-def test_a_missing_package_is_not_called_the_projects_own(tmp_path):
+def test_a_missing_package_is_not_called_the_projects_own(tmp_path, shared_verifier):
     # `from layers import ...` where there is no layers module at all: a missing package, stubbed by the
     # ordinary stub of a module that is not installed, never by this module
-    res, = _verify(tmp_path, _source())
+    res, = _verify(shared_verifier, tmp_path, _source())
     assert "the project's own" not in res.detail, res
 
 
-def test_a_submodule_gone_from_an_installed_package_is_a_stub(tmp_path):
+def test_a_submodule_gone_from_an_installed_package_is_a_stub(tmp_path, shared_verifier):
     # `from torch._six import inf` of old code: torch is installed, the submodule is not in this version
     (tmp_path / "layers.py").write_text(LAYERS)
     gone = "from torch.gf_no_such_module import inf\n"
-    untouched, touched = _verify(tmp_path, gone + _source("Head as Head2"),
+    untouched, touched = _verify(shared_verifier, tmp_path, gone + _source("Head as Head2"),
                                  gone + _source("Head as Head2", "        out = out.clamp(max=float(inf))"))
     assert untouched.verdict == "equivalent", untouched
     assert "torch.gf_no_such_module.inf (the installed torch" in untouched.detail, untouched
