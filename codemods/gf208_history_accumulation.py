@@ -12,6 +12,7 @@ from gradfix.analysis.kept_history import kept_backpropagated, meter_updates
 from gradfix.analysis.loops import backward_target
 from gradfix.analysis.loopedits import train_loop_contract
 from gradfix.analysis.helper_calls import call_returns_number, is_stub_call
+from gradfix.analysis.names import shorten
 from gradfix.analysis.numbers import bound_values, fresh_constant, is_number
 from gradfix.analysis.trainstep import literal_number, names_in
 from gradfix.analysis.tree import contains, if_branches
@@ -179,10 +180,11 @@ class HistoryAccumulation(Rule):
                 handed_on = None if tensor_uses else use_needing_tensor(
                     ctx.index.parents, it.scope, total, returns_ok=_callers_take_numbers(ctx.index, it.scope))
                 keep_tensor = bool(tensor_uses) or handed_on is not None
+                handing = handed_on and (ctx.index.enclosing(handed_on, (cst.BaseSmallStatement,)) or handed_on)
                 instead = (f"accumulate `.detach()` instead (`.item()` would break the later tensor use "
                            f"`{code_of(tensor_uses[0])}`)" if tensor_uses else
                            f"accumulate `.detach()` instead (`.item()` would make it a float where "
-                           f"`{_short(code_of(_statement_of(ctx.index.parents, handed_on)))}` hands it on)" if keep_tensor else
+                           f"`{shorten(code_of(handing), 60)}` hands it on)" if keep_tensor else
                            "accumulate `.item()` instead")
                 message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
@@ -243,20 +245,6 @@ def _callers_take_numbers(index, scope) -> bool:
         return False
     sites = index.callgraph.sites(scope)
     return bool(sites) and not any(needs_tensor(index.parents, flow.scope, call) for flow, _st, call, _b in sites)
-
-
-def _short(code: str) -> str:
-    """The first line of a quoted statement, cut at 60 characters."""
-    first = code.splitlines()[0] if code else code
-    return first if first == code and len(code) <= 60 else first[:57].rstrip() + " ..."
-
-
-def _statement_of(parents, node):
-    """The simple statement holding `node` (what the message quotes)."""
-    cur = node
-    while cur is not None and not isinstance(cur, cst.BaseSmallStatement):
-        cur = parents.get(cur)
-    return cur if cur is not None else node
 
 
 def _backpropagated_names(it) -> set[str]:

@@ -50,13 +50,22 @@ def _run_by_own_method(index, flow, call: cst.Call, trained: set[str]) -> set[st
     for st, inner in index.flow(method).calls:
         if st.no_grad:
             continue
-        name = dotted(inner.func)
-        if name is not None and name.endswith(".forward"):
-            name = name[: -len(".forward")]
+        name = _module_called(inner, trained)
         if name in trained:
             out.add(name)
         out |= _may_run(inner, trained)
     return out
+
+
+def _module_called(call: cst.Call, trained: set[str]) -> str | None:
+    """The module a call runs, by name: `enc(x)` and `enc.forward(x)` run `enc`; `glow(x)`, the DataParallel
+    wrapper of a trained `glow.module`, runs that."""
+    name = dotted(call.func)
+    if name is not None and name.endswith(".forward"):
+        name = name[: -len(".forward")]
+    if name is not None and name not in trained and f"{name}.module" in trained:
+        name = f"{name}.module"
+    return name
 
 
 def _frozen(index, flow) -> set[str]:
@@ -208,11 +217,7 @@ class NoGradTrainableBranch(Rule):
                     unused.append(st)
                     continue
                 for call in calls_in(st.node):
-                    name = dotted(call.func)
-                    if name is not None and name.endswith(".forward"):
-                        name = name[: -len(".forward")]
-                    if name is not None and name not in trained and f"{name}.module" in trained:
-                        name = f"{name}.module"  # `glow(x)`, the DataParallel wrapper, runs `glow.module`
+                    name = _module_called(call, trained)
                     if name in trained:
                         calls.setdefault(name, []).append((call, st.no_grad))
                     elif not st.no_grad:

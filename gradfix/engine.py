@@ -416,8 +416,8 @@ class Engine:
     def _contract_for(self, contract: dict, rewritten: str, path: str) -> dict:
         """The fix's contract as sent to the verifier: for a training loop, with the rewrite read with the
         project's other files too (analysis/loopedits.py)."""
-        if self.project is None or contract.get("kind") != "train-loop":
-            return dict(contract)
+        if self.project is None or len(self.project) < 2:
+            return dict(contract)  # no other file to change the reading: the worker's own reading is the rule's
         from gradfix.analysis.loopedits import with_rewritten_reading
 
         return with_rewritten_reading(dict(contract), rewritten, self.project.view(path))

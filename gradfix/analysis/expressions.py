@@ -332,7 +332,7 @@ _TESTS = (cst.Comparison, cst.ComparisonTarget, cst.BooleanOperation, cst.If, cs
 def use_needing_tensor(parents, scope: cst.CSTNode, name: str, depth: int = 0,
                        returns_ok: bool = False) -> cst.CSTNode | None:
     """A read of the running total `name` in `scope` that a Python float in place of a tensor could change:
-    returned or yielded (`return total / n`: a caller may call `.cpu()` on it; see `returned_read`), stored in
+    returned or yielded (`return total / n`: a caller may call `.cpu()` on it), stored in
     an attribute or a container, passed to a function that is not a print, format or logging call, or read as
     a tensor's attribute; None when every read only prints, formats, logs or compares it, or feeds a name whose
     reads do (`avg = total / len(loader)`, then `print(avg)`). The total's own updates (`total += ...`,
@@ -363,13 +363,12 @@ def needs_tensor(parents, scope: cst.CSTNode, node: cst.CSTNode, name: str | Non
         return not (isinstance(arg, cst.Arg) and _sink_call(parents.get(arg)))   # `wandb.log({"loss": total})`
     if isinstance(up, cst.Arg) and up.value is cur:
         return not _sink_call(parents.get(up))
-    if isinstance(up, cst.Assign) and up.value is cur and len(up.targets) == 1 and \
-            type(up.targets[0].target) is cst.Name:
-        other = up.targets[0].target.value
-        return other != name and use_needing_tensor(parents, scope, other, depth + 1, returns_ok) is not None
-    if isinstance(up, cst.AugAssign) and up.value is cur and type(up.target) is cst.Name:
-        other = up.target.value   # `epoch_total += total`, read only as a number
-        return other != name and use_needing_tensor(parents, scope, other, depth + 1, returns_ok) is not None
+    # `avg = total / n`, `epoch_total += total`: as the name it feeds is read
+    target = up.targets[0].target if isinstance(up, cst.Assign) and len(up.targets) == 1 else \
+        up.target if isinstance(up, cst.AugAssign) else None
+    if type(target) is cst.Name and up.value is cur:
+        return target.value != name and \
+            use_needing_tensor(parents, scope, target.value, depth + 1, returns_ok) is not None
     if type(up) is cst.Expr:
         return False  # a bare expression statement: the value is dropped
     if type(up) is cst.Return and up.value is cur:

@@ -22,7 +22,7 @@ import re
 import libcst as cst
 
 from gradfix.analysis import torchapi
-from gradfix.analysis.names import qualname
+from gradfix.analysis.names import chain_root, qualname
 from gradfix.analysis.tree import children
 
 _NUMBER_BUILTINS = frozenset({"len", "int", "float", "bool"})
@@ -69,12 +69,7 @@ def is_number(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bool:
 def _project_number_call(index, func: cst.BaseExpression) -> bool:
     """`utils.count_hits(...)` or an imported `count_hits(...)`: a function of another project file whose every
     `return` gives a Python number (the project index; the name must come from an import of this file)."""
-    if index.project is None:
-        return False
-    head = func
-    while isinstance(head, cst.Attribute):
-        head = head.value
-    if not isinstance(head, cst.Name) or head.value not in index.imports.aliases:
+    if index.project is None or chain_root(func) not in index.imports.aliases:
         return False
     q = qualname(func, index.imports)
     return q is not None and index.project.returns_number(q)

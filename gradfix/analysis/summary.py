@@ -182,8 +182,7 @@ class _Sites:
 
     def finish(self, scope: _Scope) -> None:
         sites = self.sites
-        for q, no_grad, caller, line, call in scope.calls:
-            sites.append(CallSite(q, no_grad, caller, line, self.argument_classes(scope, call)))
+        self.add_calls(scope)
         for head, rest, no_grad, caller, line, call in scope.pending:
             cls = self.bound_class(scope, head)
             if cls is None:
@@ -192,6 +191,11 @@ class _Sites:
                 sites.append(CallSite(f"{cls}.forward", no_grad, caller, line))
             elif "." not in rest:
                 sites.append(CallSite(f"{cls}.{rest}", no_grad, caller, line, self.argument_classes(scope, call)))
+
+    def add_calls(self, scope: _Scope) -> None:
+        """The scope's calls of imported functions, as sites, with what their arguments are."""
+        self.sites += [CallSite(q, no_grad, caller, line, self.argument_classes(scope, call))
+                       for q, no_grad, caller, line, call in scope.calls]
 
     @staticmethod
     def bound_class(scope: _Scope, name: str) -> str | None:
@@ -203,20 +207,17 @@ class _Sites:
 
     def argument_classes(self, scope: _Scope, call: ast.Call) -> tuple[tuple[str, str], ...]:
         """`CallSite.classes` of one call: positions up to the first `*args`, and keywords."""
-        out = []
+        given = []
         for k, arg in enumerate(call.args):
             if isinstance(arg, ast.Starred):
                 break
-            cls = self.bound_class(scope, arg.id) if isinstance(arg, ast.Name) else _built_class(arg, self.qualify)
-            if cls is not None:
-                out.append((str(k), cls))
-        for kw in call.keywords:
-            if kw.arg is None:
-                continue
-            v = kw.value
+            given.append((str(k), arg))
+        given += [(kw.arg, kw.value) for kw in call.keywords if kw.arg is not None]
+        out = []
+        for key, v in given:
             cls = self.bound_class(scope, v.id) if isinstance(v, ast.Name) else _built_class(v, self.qualify)
             if cls is not None:
-                out.append((kw.arg, cls))
+                out.append((key, cls))
         return tuple(out)
 
     def visit(self, kids: list[ast.AST], no_grad: bool, caller: str | None, scope: _Scope) -> None:
@@ -241,7 +242,7 @@ class _Sites:
             if kind is ast.ClassDef:
                 body = _Scope()
                 self.visit(children(child), False, None, body)
-                self.sites += [CallSite(q, g, c, n, self.argument_classes(body, call)) for q, g, c, n, call in body.calls]
+                self.add_calls(body)   # a class body's own names are not resolved for calls on them
                 continue
             inner = no_grad
             if kind is ast.Assign:

@@ -20,10 +20,10 @@ import ast
 
 from . import source as S
 from .call_sites import _eval_in, _short, local_constants
+from .held_builds import PLACEMENTS
 
 FACTORIES = ("randn", "rand", "zeros", "ones")
 CONVERSIONS = ("long", "int", "bool", "float", "double")   # integer ones give token ids, floating ones the check's dtype
-PLACEMENTS = ("to", "cuda", "cpu")
 MAX_ELEMENTS = 1 << 22
 _IGNORED_KEYWORDS = ("dtype", "device", "requires_grad")
 

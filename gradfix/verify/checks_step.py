@@ -97,14 +97,10 @@ def _setup_namespace_once(ctx: Ctx, tag: str, setup: str, model_name: str, overl
 
         held = held_build(ctx.analysis.old_tree, setup, model_name, mod, ctx.req.path, ctx.req.project_root)
         inner = None if held is not None else function_build(ctx.analysis.old_tree, setup, mod)
-        if held is None and inner is None:
+        if held is None and inner is None:  # a statement of the `__main__` block, reading its constants
             from .guard_builds import guard_setup
 
-            found = guard_setup(ctx.analysis.old_tree, setup, mod, ctx.req.line)
-            if found is not None:   # the setup is a statement of the `__main__` block, reading its constants
-                inner = (found[0], None, setup)
-                if found[1] not in ctx.notes:
-                    ctx.notes.append(found[1])
+            inner = guard_setup(ctx.analysis.old_tree, setup, mod, ctx.req.line)
         if held is None and inner is None:
             exec(compile(setup, "<setup>", "exec"), ns)
         else:
@@ -118,8 +114,8 @@ def _setup_namespace_once(ctx: Ctx, tag: str, setup: str, model_name: str, overl
                 raise Untestable(f"`{model_name}` is built by `{held.placed}` in {held.holder}.__init__, whose device "
                                  f"__init__ fills in, and {type(built).__name__} overrides the placement methods")
             note = (f"`{model_name}` built as {held.holder}.__init__ builds it, with {held.note}." if held is not None
-                    else f"`{model_name}` built by `{setup.strip()}` {inner[1]}." if inner[1] is not None else None)
-            if note is not None and note not in ctx.notes:
+                    else f"`{model_name}` built by `{setup.strip()}` {inner[1]}.")
+            if note not in ctx.notes:
                 ctx.notes.append(note)
     model = ns.get(model_name)
     if not isinstance(model, nn.Module):

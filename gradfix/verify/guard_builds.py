@@ -20,8 +20,7 @@ import types
 
 from . import source as S
 from .call_sites import _eval_in, _needed, _short, _stored, local_constants
-
-PLACEMENTS = ("to", "cuda", "cpu")
+from .held_builds import PLACEMENTS, _unplaced
 
 
 def main_guards(tree: ast.Module) -> list[ast.If]:
@@ -99,20 +98,15 @@ def guard_build(tree: ast.Module, name: str, mod: types.ModuleType, before: int)
             if (read - known) & _stored(fn):
                 return None  # another name is one the block sets by code the verifier does not run
             pre = _needed(pre, set(read))
-            ns = dict(vars(mod))
-            values = {}
-            where = getattr(mod, "__file__", None) or "<__main__>"
-            for n, v in pre:
-                ns[n] = values[n] = _eval_in(v, ns, where)
-            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
+            values, sets = _constants_of(pre, mod)
             note = (f"`{name}` built by `{_short(ast.unparse(st), 60)}` as the `__main__` block builds it (line "
                     f"{st.lineno})" + (f", with `{sets}` set before it there" if sets else "") + ".")
             return ast.unparse(st), values, note
     return None
 
 
-def guard_setup(tree: ast.Module, setup: str, mod: types.ModuleType, before: int) -> tuple[dict, str] | None:
-    """(values, note) when the setup is a `name = ...` statement of a `__main__` block before line `before`
+def guard_setup(tree: ast.Module, setup: str, mod: types.ModuleType, before: int) -> tuple[dict, str, str] | None:
+    """(values, note, the setup) as `held_builds.function_build` gives them, when the setup is a `name = ...` statement of a `__main__` block before line `before`
     (`model = EncoderDecoder(hidden_size, n_in, n_out).to(device)`) that reads names the block sets to constants
     before it (`hidden_size = 256`): those names' values, for the setup to run with. None when the setup is not
     such a statement, reads nothing of the block, or reads a name the block sets otherwise (a parsed argument, a
@@ -141,24 +135,21 @@ def guard_setup(tree: ast.Module, setup: str, mod: types.ModuleType, before: int
             pre = local_constants(fn, ok, st.lineno)
             if block - {n for n, _v in pre}:
                 return None  # the block sets one of them by code the verifier does not run
-            pre = _needed(pre, set(read))
-            ns = dict(vars(mod))
-            values = {}
-            where = getattr(mod, "__file__", None) or "<__main__>"
-            for n, v in pre:
-                ns[n] = values[n] = _eval_in(v, ns, where)
-            sets = ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
-            return values, (f"`{_short(ast.unparse(st), 60)}` run as the `__main__` block runs it (line {st.lineno}), "
-                            f"with `{sets}` set before it there.")
+            values, sets = _constants_of(_needed(pre, set(read)), mod)
+            return values, f"run as the `__main__` block runs it (line {st.lineno}), with `{sets}` set before it there", \
+                setup
     return None
 
 
-def _unplaced(value: ast.expr) -> ast.expr:
-    """`Net(...).to(device).cuda()` -> `Net(...)`: the value without its trailing placements."""
-    while isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr in PLACEMENTS \
-            and isinstance(value.func.value, ast.Call):
-        value = value.func.value
-    return value
+def _constants_of(pre: list, mod: types.ModuleType) -> tuple[dict, str]:
+    """The values of the block's constants `pre` ((name, value) in order, each over the loaded module's names and
+    the earlier ones), and how the note names them."""
+    ns = dict(vars(mod))
+    values = {}
+    where = getattr(mod, "__file__", None) or "<__main__>"
+    for n, v in pre:
+        ns[n] = values[n] = _eval_in(v, ns, where)
+    return values, ", ".join(f"{n} = {_short(ast.unparse(v))}" for n, v in pre)
 
 
 def _hooks_after(guard: ast.If, start: int, end: int) -> bool:
