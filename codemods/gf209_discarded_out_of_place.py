@@ -20,7 +20,15 @@ from gradfix.rule import Rule, RuleDocs
 CONVERSIONS = frozenset({"to", "cuda", "cpu", "float", "double", "half", "bfloat16", "long", "int", "contiguous",
                          "detach", "clone", "view", "reshape", "transpose", "permute", "squeeze", "unsqueeze",
                          "flatten", "t", "type"})
+_RESHAPES = frozenset({"view", "reshape", "transpose", "permute", "squeeze", "unsqueeze", "flatten", "t"})
 _PARAM_ATTRS = ("weight", "bias")
+
+
+def _root(expr):
+    """The tensor a chain of out-of-place calls starts from: `y` of `y.contiguous().float()`."""
+    while isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and expr.func.attr.value in CONVERSIONS:
+        expr = expr.func.value
+    return expr
 
 
 class DiscardedOutOfPlace(Rule):
@@ -126,8 +134,11 @@ class DiscardedOutOfPlace(Rule):
     def _finding(self, ctx, flow, st, small, call, meth, context):
         recv = code_of(call.func.value)
         if meth in CONVERSIONS:
-            message = (f"`{code_of(call)}` returns a new tensor that is discarded: `{recv}` is unchanged (tensors, "
-                       f"unlike modules, do not convert in place); assign the result")
+            why = "a view or reshape is a new tensor; the original keeps its shape" if meth in _RESHAPES else \
+                "`detach()` leaves the tensor in the graph; `detach_()` works in place" if meth == "detach" else \
+                "tensors, unlike modules, do not convert in place"
+            message = (f"`{code_of(call)}` returns a new tensor that is discarded: `{code_of(_root(call.func.value))}` "
+                       f"is unchanged ({why}); assign the result")
             return ctx.finding(call, message, None)
         if context == "tensor":
             message = (f"`{code_of(call)}` returns a new tensor that is discarded: `{recv}` is unchanged; assign the "
