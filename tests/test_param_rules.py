@@ -19,7 +19,7 @@ from gradfix.verify import Verifier, VerifyRequest
 
 pytest.importorskip("torch")
 
-PARAM_RULES = [f"GF30{i}" for i in range(1, 9)]
+PARAM_RULES = [f"GF30{i}" for i in range(1, 10)]
 
 
 @pytest.fixture(scope="module")
@@ -175,6 +175,38 @@ def test_double_softmax_message_names_no_fixed_shrink():
     assert "100-fold" not in findings[0].message
     two, hundred = _double_softmax_shrink(2), _double_softmax_shrink(100)
     assert 2 < two < 20 < hundred
+
+
+
+def test_kl_div_hazards_are_what_the_message_says():
+    """GF309's claims, run: a softmax input makes kl_div negative (not a divergence) and its gradient
+    maximises sum(target * p); a log_softmax target read as probabilities makes the loss NaN while
+    the gradient reaching the input stays finite. The rule flags both forms and offers no fix."""
+    import torch
+    import torch.nn.functional as F
+
+    gen = torch.Generator().manual_seed(0)
+    s, t = torch.randn(4, 10, generator=gen), torch.randn(4, 10, generator=gen)
+    right = F.kl_div(F.log_softmax(s, 1), F.softmax(t, 1), reduction="batchmean")
+    probs_in = F.kl_div(F.softmax(s, 1), F.softmax(t, 1), reduction="batchmean")
+    assert right > 0 > probs_in
+    p = F.softmax(s, 1).requires_grad_()
+    (grad,) = torch.autograd.grad(F.kl_div(p, F.softmax(t, 1), reduction="sum"), p)
+    assert torch.allclose(grad, -F.softmax(t, 1))       # the gradient of -sum(target * p)
+    x = s.clone().requires_grad_()
+    swapped = F.kl_div(F.softmax(x, 1), F.log_softmax(t, 1), reduction="batchmean")
+    swapped.backward()
+    assert torch.isnan(swapped) and torch.isfinite(x.grad).all()
+    src = textwrap.dedent("""
+        import torch.nn.functional as F
+
+        def mutual(a, b):
+            return F.kl_div(F.softmax(a, 1), F.log_softmax(b, 1), reduction="batchmean")
+    """)
+    findings, _ = Engine([RULES_BY_ID["GF309"]]).lint_source(src, "t.py")
+    assert [(f.rule, f.span.column) for f in findings] == [("GF309", 21), ("GF309", 38)]
+    assert "goes negative" in findings[0].message and "NaN" in findings[1].message
+    assert all(f.fix is None for f in findings)
 
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
