@@ -749,6 +749,42 @@ def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
     assert "relative import" in outside.detail
 
 
+def test_relative_import_above_the_package_takes_the_folders_as_namespace_packages(verifier, tmp_path):
+    """`models/net.py` importing `from ..layers import Block` with `models/__init__.py` and no `__init__.py` in the
+    project root: it works only where the checkout is imported from its parent folder, as a namespace package;
+    relative imports name folders, so the verifier loads the same files and says what it assumed. Above the project
+    root there is no such folder to take, and the import error stands."""
+    root = tmp_path / "proj"
+    (root / "models").mkdir(parents=True)
+    (root / "models" / "__init__.py").write_text("")
+    (root / "layers.py").write_text(
+        "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+        "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n"
+    )
+    src = """
+    import torch.nn as nn
+    from ..layers import Block
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.block = Block()
+
+        def forward(self, x):
+            y = self.block(x)
+            y *= 2
+            return y
+    """
+    new = swap(src, "y *= 2", "y = y * 2")
+    path = str(root / "models" / "net.py")
+    too_far = src.replace("from ..layers", "from ...layers")
+    ok, beyond = verifier.verify_many([req(src, new, root=str(root), path=path),
+                                       req(too_far, swap(too_far, "y *= 2", "y = y * 2"), root=str(root), path=path)])
+    assert ok.verdict == "fixes-crash", ok
+    assert "taken as namespace packages" in ok.detail, ok.detail
+    assert beyond.verdict == "untestable" and "relative import" in beyond.detail, beyond
+
+
 def test_contract_modules_load_only_until_the_kind_is_found():
     """The first verdict of a module or scale check must not wait for libcst (checks_loop.py, about 0.5 s cold):
     `extra_checks(kind)` imports the checks_* modules only until one defines the kind, the loop checks last."""

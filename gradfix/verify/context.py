@@ -18,7 +18,7 @@ from .coverage import HIT, instrument
 from .folder_packages import project_import_hint
 from .runtime import (
     FIXTURE_FILE, TOL64, SEED_BUILD, Outcome, Untestable, FailedCheck, REDIRECT_NOTE, exec_module, fmt_exc,
-    is_gpu_error, package_of, seeded, _sentence,
+    NAMESPACE_PREFIX, is_gpu_error, package_of, seeded, _sentence,
 )
 
 
@@ -74,7 +74,7 @@ class Ctx:
                         self._instrumented[tag] = instrument(tree, self.required[tag])
                     tree = self._instrumented[tag]
                     extra = {HIT: self.coverage.recorder(tag)}
-                mod = exec_module(tree, tag, self.req.path, package_of(self.req.path, self.req.project_root), extra)
+                mod = exec_module(tree, tag, self.req.path, self._package(), extra)
         except BaseException as e:  # noqa: BLE001
             if isinstance(e, KeyboardInterrupt):
                 raise
@@ -102,6 +102,20 @@ class Ctx:
         self._bind_envs(tag, mod)
         return mod
 
+    def _package(self) -> str | None:
+        """The package the checked file's relative imports resolve against; when they reach above its
+        `__init__.py` chain, the folders above taken as namespace packages (runtime.namespace_above), said in
+        the verdict's detail."""
+        levels = max((n.level for n in ast.walk(self.analysis.old_tree) if isinstance(n, ast.ImportFrom)), default=0)
+        pkg = package_of(self.req.path, self.req.project_root, levels)
+        if pkg and pkg.startswith(NAMESPACE_PREFIX):
+            note = (f"The file's `from {'.' * levels}` import reaches above its package's `__init__.py` chain: the "
+                    f"project folders above it were taken as namespace packages, as when the checkout is imported "
+                    f"from its parent folder.")
+            if note not in self.notes:
+                self.notes.append(note)
+        return pkg
+
     def _bind_envs(self, tag: str, mod: types.ModuleType) -> None:
         """Module-level `env = gym.make(...)` and the constants derived from it, which the loader dropped, made in
         the worker (module_envs.py); why one could not be is kept for the NameError's explanation."""
@@ -126,8 +140,7 @@ class Ctx:
         if the original raises too when loaded a second time, the failure says nothing about the rewrite."""
         try:
             with seeded(SEED_BUILD):
-                exec_module(self.stripped["old"].tree, "old", self.req.path,
-                            package_of(self.req.path, self.req.project_root))
+                exec_module(self.stripped["old"].tree, "old", self.req.path, self._package())
         except BaseException as again:  # noqa: BLE001
             if isinstance(again, KeyboardInterrupt):
                 raise

@@ -189,13 +189,16 @@ def cuda_redirect(active: bool):
 _ids = itertools.count()
 
 
-def package_of(path: str, root: str | None) -> str | None:
-    """The dotted package of `path` relative to `root` (for relative imports), or None."""
+def package_of(path: str, root: str | None, levels: int = 0) -> str | None:
+    """The dotted package of `path` relative to `root` (for relative imports), or None. `levels`: the deepest
+    relative import of the module (`from ..utils import x` is 2)."""
     if not path or not path.endswith(".py"):
         return None
     from .sandbox import package_root
 
-    pkg = package_root(path)[1]  # the `__init__.py` chain (src layouts, nested projects)
+    top, pkg = package_root(path)  # the `__init__.py` chain (src layouts, nested projects)
+    if pkg and root and levels > pkg.count(".") + 1:
+        return namespace_above(top, pkg, levels - pkg.count(".") - 1, root) or pkg
     if pkg or not root:
         return pkg or None
     rel = os.path.relpath(os.path.abspath(path), os.path.abspath(root))
@@ -205,6 +208,39 @@ def package_of(path: str, root: str | None) -> str | None:
     if not all(p.isidentifier() for p in parts):
         return None
     return ".".join(parts)
+
+
+NAMESPACE_PREFIX = "_gradfix_ns_"
+
+
+def namespace_above(top: str, pkg: str, extra: int, root: str) -> str | None:
+    """`models/RealNVP.py` doing `from ..utils import *`, with `models/__init__.py` and no `__init__.py` above
+    it: the import reaches above the file's package, which works only where the author imported the folder above
+    as a package (a namespace package, as Python 3 makes of any folder on the way). Relative imports name folders,
+    not packages, so the folders decide what they load: the `extra` folders above the package (the nearest is `top`,
+    which holds it), all inside the project `root`, become namespace packages under a name of ours, and `pkg` is
+    returned below them. None when the folders leave the project or a name is not an identifier."""
+    import hashlib
+    import importlib.machinery
+
+    folders = [os.path.abspath(top)]
+    for _ in range(extra - 1):
+        folders.insert(0, os.path.dirname(folders[0]))
+    root = os.path.abspath(root)
+    if not all(f == root or f.startswith(root.rstrip(os.sep) + os.sep) for f in folders):
+        return None
+    names = [f.split(os.sep)[-1] for f in folders[1:]]
+    if not all(n.isidentifier() for n in names):
+        return None
+    base = NAMESPACE_PREFIX + hashlib.sha1(folders[0].encode()).hexdigest()[:10]
+    if base not in sys.modules:
+        ns = types.ModuleType(base)
+        ns.__path__ = [folders[0]]
+        ns.__package__ = base
+        ns.__spec__ = importlib.machinery.ModuleSpec(base, None, is_package=True)
+        ns.__spec__.submodule_search_locations = ns.__path__
+        sys.modules[base] = ns
+    return ".".join([base, *names, pkg])
 
 
 def exec_module(tree: ast.Module, tag: str, path: str, package: str | None = None,
