@@ -42,6 +42,10 @@ class ForwardCalledDirectly(Rule):
             "`self.encoder` that its class assigns only from such constructors (a submodule of a module class, or "
             "the network a plain trainer / agent object holds: `self.net = Net()`, `self.net.forward(s)`; also "
             "element by element, `self.online, self.target = Net(), Net()`), "
+            "the target of a `for` over an `nn.ModuleList` or `nn.Sequential` its class builds (also sliced or "
+            "`reversed(...)`, or through a name bound only to such, `layers = layers[::-1]`) or over an "
+            "`nn.ModuleDict`'s `.values()`: those containers hold only modules (iterating a ModuleDict itself gives "
+            "its keys, and a plain list may hold anything: left alone), "
             "`agent.net.forward(s)` for `agent = Agent()` of the file, and, from the call sites in the file, a "
             "parameter without annotation that every call of its function passes a module for (`def train(model, "
             "...)` called as `train(net, ...)` with `net = Net()`) and a plain object's `self._model` that its "
@@ -245,6 +249,8 @@ class ForwardCalledDirectly(Rule):
                 if q in index.classes and q not in index.module_classes:
                     return None, None  # an instance of a plain class of this file (a numpy model, a tokenizer)
         relevant = [b for b in bindings if not _is_none(b.value)]
+        if relevant and all(self._loop_element(ctx, name, b, flow, depth) for b in relevant):
+            return None, "element"     # `for flow in self.flows:`, an nn.ModuleList: its elements are modules
         if len(relevant) == 1 and relevant[0].is_param and relevant[0].kind is Kind.UNKNOWN and \
                 relevant[0].ctor is None and flow.function is not None:
             return self._passed_module(ctx, name, flow, depth)
@@ -264,6 +270,47 @@ class ForwardCalledDirectly(Rule):
                         lines.append(text)
             setup = "\n".join(lines)
         return setup, "binding"
+
+    def _loop_element(self, ctx, name: str, b, flow, depth: int) -> bool:
+        """`b` binds `name` as the target of a `for` over a container whose elements are modules."""
+        if not 0 <= b.step < len(flow.steps):
+            return False
+        node = flow.steps[b.step].node
+        return isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == name and \
+            self._module_container(ctx, node.iter, flow, node, depth)
+
+    def _module_container(self, ctx, expr, flow, at, depth: int) -> bool:
+        """An `nn.ModuleList` or `nn.Sequential` (which take and hold only modules: `append` and the constructor
+        raise TypeError on anything else), an `nn.ModuleDict`'s `.values()`, a slice or `reversed(...)` of one,
+        or a name every binding of which is one. Iterating an `nn.ModuleDict` itself gives its keys."""
+        index = ctx.index
+        if depth > 3:
+            return False
+        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "reversed" and \
+                "reversed" not in index.functions and len(expr.args) == 1:
+            return self._module_container(ctx, expr.args[0].value, flow, at, depth + 1)
+        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expr.slice):
+            return self._module_container(ctx, expr.value, flow, at, depth + 1)
+        values = isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+            expr.func.attr.value == "values" and not expr.args
+        if values:
+            expr = expr.func.value
+        wanted = _MODULE_DICTS if values else _MODULE_SEQUENCES
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
+            cls = index.enclosing_class(at)
+            value = attribute_modules(index, cls).get(expr.attr.value) if cls is not None else None
+            return isinstance(value, cst.Call) and (qualname(value.func, index.imports) or "") in wanted
+        if isinstance(expr, cst.Name):
+            # `layers = layers[::-1]` keeps what `layers` was: decided by the other bindings
+            bindings = [b for b in flow.visible_bindings(expr.value)
+                        if not _is_none(b.value) and not _reorders(b.value, expr.value)]
+            return bool(bindings) and all(
+                b.step >= 0 and not isinstance(flow.steps[b.step].node, cst.For) and
+                isinstance(b.value, cst.BaseExpression) and
+                (self._module_container(ctx, b.value, flow, at, depth + 1) or
+                 (isinstance(b.value, cst.Call) and (qualname(b.value.func, index.imports) or "") in wanted))
+                for b in bindings)
+        return False
 
     def _passed_module(self, ctx, name: str, flow, depth: int) -> tuple[str | None, str | None]:
         """A parameter is a module when every call of its function in the file passes one."""
@@ -339,6 +386,22 @@ class ForwardCalledDirectly(Rule):
                     if root is None or root.value in ("self",) or root.value in code_of(node):
                         return True
         return False
+
+
+_MODULE_SEQUENCES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
+_MODULE_DICTS = frozenset({"torch.nn.ModuleDict"})
+
+
+def _reorders(value, name: str) -> bool:
+    """`name[::-1]`, `name[1:]` or `reversed(name)`: the same container's elements."""
+    if isinstance(value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in value.slice):
+        value = value.value
+    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "reversed" and \
+            len(value.args) == 1:
+        value = value.args[0].value
+    else:
+        return False
+    return isinstance(value, cst.Name) and value.value == name
 
 
 def _is_none(value) -> bool:
