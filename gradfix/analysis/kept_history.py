@@ -152,8 +152,11 @@ def kept_backpropagated(index, it):
             continue
         call = node.value
         f = call.func
-        if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and isinstance(f.value, cst.Name)
-                and len(call.args) == 1 and call.args[0].keyword is None):
+        if not (isinstance(f, cst.Attribute) and f.attr.value == "append" and len(call.args) == 1
+                and call.args[0].keyword is None):
+            continue
+        holder, key = _list_slot(f.value)
+        if holder is None:
             continue
         arg = call.args[0].value
         if isinstance(arg, cst.Subscript) and item is not None and code_of(arg) == item:
@@ -167,19 +170,58 @@ def kept_backpropagated(index, it):
             what = held
         else:
             continue
-        lst = flow.name_binding(f.value)
-        if lst is None or lst.value is None or not _empty_list(lst.value) or \
-                not (0 <= lst.step < len(flow.steps)):
+        lst = flow.name_binding(holder)
+        made = lst.value if lst is not None else None
+        if key is not None:
+            made = _dict_entry(made, key)   # `history = {"loss": [], ...}`, then `history["loss"].append(loss)`
+        if lst is None or made is None or not _empty_list(made) or not (0 <= lst.step < len(flow.steps)):
             continue
         if flow.steps[lst.step].loops and (contains(it.loop, lst.value) or not steps_here):
             # made inside the training loop, or in a loop around one that steps no optimizer (per batch
             # around micro-batches): not shown to outlive a step; per epoch around the stepping loop, it
             # holds every step of the epoch
             continue
-        if any(b.name == f.value.value and b.value is not None and contains(it.loop, b.value)
+        if any(b.name == holder.value and b.value is not None and contains(it.loop, b.value)
                for b in flow.bindings):
             continue  # rebound in the loop: a fresh list per iteration
+        if key is not None and _slot_replaced(it.loop, holder.value, key):
+            continue  # `history["loss"] = []` in the loop: a fresh list there
         yield call, what
+
+
+def _list_slot(target) -> tuple[cst.Name | None, str | None]:
+    """(name, None) for `lst.append`, (name, key) for `d["key"].append` with a string literal key."""
+    if isinstance(target, cst.Name):
+        return target, None
+    if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name) and len(target.slice) == 1:
+        index = target.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            return target.value, index.value.evaluated_value
+    return None, None
+
+
+def _dict_entry(value, key: str):
+    """The value a dict display gives `key` (`{"loss": [], "acc": []}`), or None."""
+    if not isinstance(value, cst.Dict):
+        return None
+    found = None
+    for el in value.elements:
+        if not isinstance(el, cst.DictElement):
+            return None   # `**other`: may replace the entry
+        if isinstance(el.key, cst.SimpleString) and el.key.evaluated_value == key:
+            found = el.value
+    return found
+
+
+def _slot_replaced(loop, name: str, key: str) -> bool:
+    for node in walk(loop.body):
+        if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
+            targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
+            for t in targets:
+                slot = _list_slot(t)
+                if slot[0] is not None and slot[0].value == name and slot[1] in (key, None) and t is not slot[0]:
+                    return True
+    return False
 
 
 def _empty_list(value) -> bool:
