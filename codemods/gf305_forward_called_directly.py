@@ -141,7 +141,9 @@ class ForwardCalledDirectly(Rule):
             return None
         cls = index.enclosing_class(call)
         in_module = cls is not None and cls.name.value in index.module_classes and fn is not None
-        hooked = self._hooked(ctx, recv)
+        # an element's hooks may be registered under another name (`for blk in self.blocks:
+        # blk.register_forward_hook(...)`): any hook registration in the file counts
+        hooked = self._hooked(ctx, recv) or (how == "element" and self._hooked(ctx, cst.Name("self")))
         message = (f"`{shorten(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
                    f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
@@ -273,9 +275,10 @@ class ForwardCalledDirectly(Rule):
 
     def _loop_element(self, ctx, name: str, b, flow, depth: int) -> bool:
         """`b` binds `name` as the target of a `for` over a container whose elements are modules."""
-        if not 0 <= b.step < len(flow.steps):
+        owner = _owner(flow, b)
+        if owner is None or not 0 <= b.step < len(owner.steps):
             return False
-        node = flow.steps[b.step].node
+        node = owner.steps[b.step].node
         return isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == name and \
             self._module_container(ctx, node.iter, flow, node, depth)
 
@@ -305,7 +308,8 @@ class ForwardCalledDirectly(Rule):
             bindings = [b for b in flow.visible_bindings(expr.value)
                         if not _is_none(b.value) and not _reorders(b.value, expr.value)]
             return bool(bindings) and all(
-                b.step >= 0 and not isinstance(flow.steps[b.step].node, cst.For) and
+                b.step >= 0 and _owner(flow, b) is not None and b.step < len(_owner(flow, b).steps) and
+                not isinstance(_owner(flow, b).steps[b.step].node, cst.For) and
                 isinstance(b.value, cst.BaseExpression) and
                 (self._module_container(ctx, b.value, flow, at, depth + 1) or
                  (isinstance(b.value, cst.Call) and (qualname(b.value.func, index.imports) or "") in wanted))
@@ -390,6 +394,11 @@ class ForwardCalledDirectly(Rule):
 
 _MODULE_SEQUENCES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 _MODULE_DICTS = frozenset({"torch.nn.ModuleDict"})
+
+
+def _owner(flow, b):
+    """The flow (the scope's own, or the module's) whose steps `b`'s step indexes."""
+    return next((f for f in flow.and_module() if any(x is b for x in f.bindings)), None)
 
 
 def _reorders(value, name: str) -> bool:

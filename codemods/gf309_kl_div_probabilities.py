@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from gradfix.analysis.fileindex import strip_moves
 from gradfix.analysis.module_ctors import module_ctor_of
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, last_name
@@ -116,9 +117,12 @@ def _log_target(call: cst.Call, index, flow):
     built = call.func if isinstance(call.func, cst.Call) else None
     if built is None and isinstance(call.func, cst.Name) and flow is not None:
         b = flow.load_binding.get(id(call.func))
-        if b is not None and isinstance(b.value, cst.Call) and index.ctor_of(b.value) in KL_DIV_MODULES:
-            built = b.value
-    return _flag(built.args) if built is not None else None
+        built = b.value if b is not None and isinstance(b.value, cst.Call) else None
+    # `nn.KLDivLoss(log_target=True).to(device)`: the constructor's keywords, not the move's
+    built = strip_moves(built) if built is not None else None
+    if not (isinstance(built, cst.Call) and qualname(built.func, index.imports) in KL_DIV_MODULES):
+        return None
+    return _flag(built.args)
 
 
 def _flag(args) -> bool | None:

@@ -223,3 +223,48 @@ def test_golden_cases_per_rule(rid):
     for case in pos:
         findings, errors = engine.lint_source(case.read_text(encoding="utf-8"), str(case))
         assert not errors and findings, case
+
+
+def test_forward_of_loop_elements_module_level_list_and_hooked_elements():
+    """GF305's loop elements: a module-level `nn.ModuleList` iterated in a function (its binding's step belongs to
+    the module's flow, not the function's: this raised IndexError once), and hooks registered on the elements under
+    another name (`for blk in self.blocks: blk.register_forward_hook(...)`), which make the rewrite unsafe: calling
+    the element runs the hook `forward()` skipped."""
+    from gradfix.model import Safety
+
+    module_level = textwrap.dedent("""
+        import torch.nn as nn
+
+        ONE, TWO, THREE = 1, 2, 3
+        LAYERS = nn.ModuleList([nn.Linear(2, 2)])
+
+        def run(x):
+            for layer in LAYERS:
+                x = layer.forward(x)
+            return x
+    """)
+    hooked = textwrap.dedent("""
+        import torch.nn as nn
+
+        def double(_mod, _inp, out):
+            return out * 2
+
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(2)])
+                for blk in self.blocks:
+                    blk.register_forward_hook(double)
+
+            def forward(self, x):
+                for m in self.blocks:
+                    x = m.forward(x)
+                return x
+    """)
+    engine = Engine([RULES_BY_ID["GF305"]])
+    findings, errors = engine.lint_source(module_level, "t.py")
+    assert errors == [] and [(f.rule, f.span.line) for f in findings] == [("GF305", 9)]
+    assert findings[0].fix.safety is Safety.SAFE
+    findings, errors = engine.lint_source(hooked, "t.py")
+    assert errors == [] and [(f.rule, f.span.line) for f in findings] == [("GF305", 16)]
+    assert findings[0].fix.safety is Safety.UNSAFE

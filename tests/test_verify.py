@@ -778,11 +778,17 @@ def test_relative_import_above_the_package_takes_the_folders_as_namespace_packag
     new = swap(src, "y *= 2", "y = y * 2")
     path = str(root / "models" / "net.py")
     too_far = src.replace("from ..layers", "from ...layers")
-    ok, beyond = verifier.verify_many([req(src, new, root=str(root), path=path),
-                                       req(too_far, swap(too_far, "y *= 2", "y = y * 2"), root=str(root), path=path)])
+    missing = src.replace("from ..layers", "from ..layerz")
+    ok, beyond, absent = verifier.verify_many([
+        req(src, new, root=str(root), path=path),
+        req(too_far, swap(too_far, "y *= 2", "y = y * 2"), root=str(root), path=path),
+        req(missing, swap(missing, "y *= 2", "y = y * 2"), root=str(root), path=path)])
     assert ok.verdict == "fixes-crash", ok
     assert "taken as namespace packages" in ok.detail, ok.detail
     assert beyond.verdict == "untestable" and "relative import" in beyond.detail, beyond
+    # a module the import names that is not there: said so, without the verifier's own package name
+    assert absent.verdict == "untestable" and "not in the project" in absent.detail, absent
+    assert "_gradfix_ns_" not in absent.detail and "layerz" in absent.detail
 
 
 def test_contract_modules_load_only_until_the_kind_is_found():

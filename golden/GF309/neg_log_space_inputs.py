@@ -34,3 +34,9 @@ def kl_div(p, q):
 def symmetric(p_logits, q_logits):
     p, q = F.softmax(p_logits, -1), F.softmax(q_logits, -1)
     return kl_div(p, q) + kl_div(q, p)
+
+
+def moved_criterion(student_logits, teacher_logits, device):
+    """log_target=True read from the constructor, not from the `.to(device)` that moves it."""
+    criterion = nn.KLDivLoss(reduction="batchmean", log_target=True).to(device)
+    return criterion(F.log_softmax(student_logits, 1), F.log_softmax(teacher_logits, 1))

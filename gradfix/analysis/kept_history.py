@@ -184,8 +184,10 @@ def kept_backpropagated(index, it):
         if any(b.name == holder.value and b.value is not None and contains(it.loop, b.value)
                for b in flow.bindings):
             continue  # rebound in the loop: a fresh list per iteration
-        if key is not None and _slot_replaced(it.loop, holder.value, key):
-            continue  # `history["loss"] = []` in the loop: a fresh list there
+        if _trimmed(it.loop, code_of(f.value)):
+            continue  # `losses.clear()`, `del losses[:-k]`, `losses[:] = ...` in the loop: not shown to grow
+        if key is not None and _slot_replaced(it.scope, holder.value, key, lst.value):
+            continue  # `history["loss"] = []` (or `history[k] = ...`, `history.update(...)`) after the display
         yield call, what
 
 
@@ -213,15 +215,47 @@ def _dict_entry(value, key: str):
     return found
 
 
-def _slot_replaced(loop, name: str, key: str) -> bool:
-    for node in walk(loop.body):
+def _slot_replaced(scope, name: str, key: str, display) -> bool:
+    """Whether anything in `scope` but the dict display itself may replace the entry `key` of `name`: an item
+    assignment with that key or one the rule cannot read (`name[k] = ...`), or a method that rewrites entries
+    (`name.update(...)`, `setdefault`, `pop`, `clear`, ...). Conservative: any of them, wherever it is."""
+    for node in walk(scope):
         if isinstance(node, (cst.Assign, cst.AugAssign, cst.AnnAssign)):
             targets = [t.target for t in node.targets] if isinstance(node, cst.Assign) else [node.target]
             for t in targets:
-                slot = _list_slot(t)
-                if slot[0] is not None and slot[0].value == name and slot[1] in (key, None) and t is not slot[0]:
-                    return True
+                if isinstance(t, cst.Subscript) and isinstance(t.value, cst.Name) and t.value.value == name:
+                    slot = _list_slot(t)
+                    if slot[1] in (key, None):
+                        return True
+        elif isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                isinstance(node.func.value, cst.Name) and node.func.value.value == name and \
+                node.func.attr.value in _DICT_WRITES:
+            return True
+        elif isinstance(node, cst.Del):
+            if any(isinstance(n, cst.Subscript) and isinstance(n.value, cst.Name) and n.value.value == name
+                   for n in walk(node)):
+                return True
     return False
+
+
+def _trimmed(loop, target: str) -> bool:
+    """Whether the loop empties or cuts the list `target` (its code): `clear()`, `pop(...)`, `del t[...]`,
+    `t[a:b] = ...`."""
+    for node in walk(loop.body):
+        if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and \
+                node.func.attr.value in ("clear", "pop", "remove") and code_of(node.func.value) == target:
+            return True
+        if isinstance(node, cst.Del) and any(isinstance(n, cst.Subscript) and code_of(n.value) == target
+                                             for n in walk(node)):
+            return True
+        if isinstance(node, cst.Assign) and any(
+                isinstance(t.target, cst.Subscript) and code_of(t.target.value) == target and
+                any(isinstance(e.slice, cst.Slice) for e in t.target.slice) for t in node.targets):
+            return True
+    return False
+
+
+_DICT_WRITES = frozenset({"update", "setdefault", "pop", "popitem", "clear", "__setitem__"})
 
 
 def _empty_list(value) -> bool:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import importlib.util
 import os
 import sys
@@ -98,7 +99,11 @@ class Ctx:
                     "; install the missing package where the verifier runs, or pass the project root so that "
                     "local modules resolve"
                 )
-            raise Untestable(f"module not importable in isolation: {fmt_exc(e)} (loading the {which} file){hint}")
+            shown = re.sub(NAMESPACE_PREFIX + r"[0-9a-f]+\.?", "", fmt_exc(e))  # our namespace package's name
+            if shown != fmt_exc(e):
+                hint = ("; the relative import reaches above the file's package, whose folders were taken as "
+                        "namespace packages: the module it names is not in the project")
+            raise Untestable(f"module not importable in isolation: {shown} (loading the {which} file){hint}")
         self._bind_envs(tag, mod)
         return mod
 
@@ -111,7 +116,7 @@ class Ctx:
         if pkg and pkg.startswith(NAMESPACE_PREFIX):
             note = (f"The file's `from {'.' * levels}` import reaches above its package's `__init__.py` chain: the "
                     f"project folders above it were taken as namespace packages, as when the checkout is imported "
-                    f"from its parent folder.")
+                    f"from a folder above them.")
             if note not in self.notes:
                 self.notes.append(note)
         return pkg

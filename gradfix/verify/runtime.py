@@ -223,16 +223,16 @@ def namespace_above(top: str, pkg: str, extra: int, root: str) -> str | None:
     import hashlib
     import importlib.machinery
 
-    folders = [os.path.abspath(top)]
+    folders = [os.path.realpath(top)]
     for _ in range(extra - 1):
         folders.insert(0, os.path.dirname(folders[0]))
-    root = os.path.abspath(root)
+    root = os.path.realpath(root)
     if not all(f == root or f.startswith(root.rstrip(os.sep) + os.sep) for f in folders):
         return None
     names = [f.split(os.sep)[-1] for f in folders[1:]]
     if not all(n.isidentifier() for n in names):
         return None
-    base = NAMESPACE_PREFIX + hashlib.sha1(folders[0].encode()).hexdigest()[:10]
+    base = NAMESPACE_PREFIX + hashlib.sha1(os.fsencode(folders[0])).hexdigest()[:10]
     if base not in sys.modules:
         ns = types.ModuleType(base)
         ns.__path__ = [folders[0]]
