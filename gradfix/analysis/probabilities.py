@@ -58,8 +58,7 @@ class Probabilities:
             if q in SOFTMAX_FUNCS:
                 return SOFTMAX_FUNCS[q], index.code(expr)
             if isinstance(expr.func, cst.Attribute) and expr.func.attr.value in ("softmax", "log_softmax") and \
-                    (q is None or not q.startswith("torch.")) and \
-                    not (isinstance(expr.func.value, cst.Name) and expr.func.value.value == "self"):
+                    (q is None or not q.startswith("torch.")) and not _module_receiver(expr.func.value, flow):
                 # `x.softmax(dim=1)`, a tensor method; `self.softmax(x)` calls a submodule, whatever its name
                 # says (an `nn.LogSoftmax` named `softmax`): its constructor decides, below
                 return expr.func.attr.value, index.code(expr)
@@ -69,6 +68,8 @@ class Probabilities:
             return self._callee_output(expr, expr.func, flow, depth)
         if isinstance(expr, cst.Name) and flow is not None:
             b = flow.load_binding.get(id(expr))
+            if b is not None and (b.mutations or _written_out(flow, b.name)):
+                return None     # `p.log_()` or `torch.log(p, out=p)`: no longer what it was bound to
             if b is not None and isinstance(b.value, cst.BaseExpression) and b.step >= 0:
                 position = _tuple_position(flow, b)
                 if position is not None:   # `validity, label = disc(img)`
@@ -368,6 +369,29 @@ def _added_last(index, fn: cst.FunctionDef, name: str, value) -> tuple[str, str]
     if ctor in SOFTMAX_MODULES:
         return SOFTMAX_MODULES[ctor], f"nn.Sequential whose last add_module adds {index.code(last)}"
     return None
+
+
+def _module_receiver(recv, flow: Flow | None) -> bool:
+    """`self.softmax(x)`, `self.head.softmax(x)`, `model.softmax(x)` with `model` bound to a module: a call of a
+    module's attribute, not the tensor method; what it returns is its constructor's to say."""
+    root = recv
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if isinstance(root, cst.Name) and root.value == "self":
+        return True
+    if isinstance(recv, cst.Name) and flow is not None:
+        b = flow.load_binding.get(id(recv))
+        return b is not None and b.kind is Kind.MODULE
+    return False
+
+
+def _written_out(flow: Flow, name: str) -> bool:
+    """Whether the scope passes `name` as some call's `out=` (written in place)."""
+    for node in walk(flow.scope):
+        if isinstance(node, cst.Arg) and node.keyword is not None and node.keyword.value == "out" and \
+                isinstance(node.value, cst.Name) and node.value.value == name:
+            return True
+    return False
 
 
 def _only_the_parameter(flow: Flow, name: str) -> bool:
