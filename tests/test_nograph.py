@@ -87,6 +87,9 @@ def test_names_resolved_through_bindings(index):
 
 def test_ops_of_graph_free_inputs_and_foreign_accuracy_helpers():
     index = index_of(HEADER + '''
+import utils
+from project import metrics
+
 
 def binary_acc(pred, y):
     tags = torch.round(torch.sigmoid(pred))
@@ -99,9 +102,12 @@ def precision_at(pred, y):
 ''')
     assert returns_no_graph(index, "binary_acc")  # round of a graph-free count holds none
     for expr in ("accuracy(out, y)", "get_accuracy(out, y) * 2", "count_correct(out, y)", "top1_acc(out, y)",
+                 "calcAccuracy(out, y)", "numCorrect(out, y) / 8", "utils.accuracy(out, y)", "metrics.topAcc(out, y)",
                  "(out == y).sum(dim=0).round()", "torch.clamp((out > 0).float(), 0, 1)",
                  "(out.argmax(1) == y).to(torch.float32).mean()"):
         assert carries_no_graph(index, cst.parse_expression(expr)), expr
     for expr in ("precision_at(out, y)", "hits(out, y).mul(out)", "torch.clamp(out, 0, 1)", "accumulate(out)",
+                 "getAccumulated(out)", "numCorrections(out)", "self.accuracy(out, y)", "net.accuracy(out, y)",
+                 "utils.score(out, y)",
                  "torch.randn(3, requires_grad=True)", "(out > 0).float().add_(out)"):
         assert not carries_no_graph(index, cst.parse_expression(expr)), expr

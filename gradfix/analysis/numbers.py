@@ -281,12 +281,15 @@ def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bo
         return False
     func = expr.func
     if isinstance(func, cst.Name):
-        if _ACCURACY_NAME.search(func.value) and not _defined_here(index, func.value):
+        if accuracy_named(func.value) and not _defined_here(index, func.value):
             return True
         return returns_no_graph(index, func.value, depth + 1)
     if not isinstance(func, cst.Attribute):
         return False
     q = qualname(func, index.imports) or ""
+    if isinstance(func.value, cst.Name) and func.value.value in index.imports.aliases and \
+            not q.startswith("torch.") and accuracy_named(func.attr.value):
+        return True   # `utils.accuracy(out, y)`: a helper of an imported module, named for an accuracy
     if q.startswith("torch."):
         if q in torchapi.INTEGER_RESULT_FUNCS:
             return True
@@ -310,6 +313,12 @@ def carries_no_graph(index, expr: cst.CSTNode, names=None, depth: int = 0) -> bo
 # argmax'ed or thresholded predictions, which hold no graph. Trusted only for a helper the file does not define
 # (imported, or in a notebook cell that does not parse); one the file defines is read instead.
 _ACCURACY_NAME = re.compile(r"(?:^|_)(?:acc|accuracy|accu|correct|corrects)(?:_|$|\d)", re.IGNORECASE)
+# the camelCase spellings: `calcAccuracy`, `getAcc`, `numCorrect`, `top1Acc`
+_ACCURACY_CAMEL = re.compile(r"(?<=[a-z0-9])(?:Acc|Accuracy|Accu|Correct|Corrects)(?=[A-Z0-9_]|$)")
+
+
+def accuracy_named(name: str) -> bool:
+    return bool(_ACCURACY_NAME.search(name) or _ACCURACY_CAMEL.search(name))
 
 
 def _defined_here(index, name: str) -> bool:
