@@ -190,7 +190,9 @@ class HistoryAccumulation(Rule):
                            f"accumulate `.detach()` instead (`.item()` would make it a float where "
                            f"`{shorten(code_of(handing), 60)}` hands it on)" if keep_tensor else
                            "accumulate `.item()` instead")
-                message = (f"`{code_of(e.small)}` adds the loss tensor itself: `{total}` keeps the autograd graph of "
+                what = "the loss tensor itself" if _adds_loss(it, e) else \
+                    "a tensor computed from the model's output with its graph"
+                message = (f"`{code_of(e.small)}` adds {what}: `{total}` keeps the autograd graph of "
                            f"every iteration alive (memory grows each step) and becomes a tensor; {instead}")
                 yield ctx.finding(e.small, message, self._fix(ctx, it, e, "detach" if keep_tensor else "item"))
             for call, held in kept_backpropagated(ctx.index, it):
@@ -240,6 +242,21 @@ class HistoryAccumulation(Rule):
         item = cst.Call(func=cst.Attribute(value=target, attr=cst.Name(method)))
         return ctx.fix(f"accumulate `{target.value}.{method}()`", [Edit(target, item)], Safety.SAFE,
                        train_loop_contract(it))
+
+
+def _adds_loss(it, e) -> bool:
+    """Whether what `total += v` adds is the loss (a name the iteration backpropagates or builds the loss from, or a
+    loss call), not another tensor of the model output (`dice_fn(pred, y)`): the message says which."""
+    value = e.small.value
+    if isinstance(e.small, cst.Assign) and isinstance(value, cst.BinaryOperation):
+        value = value.right if isinstance(value.left, cst.Name) and value.left.value == e.recv else value.left
+    while isinstance(value, cst.BinaryOperation):   # `loss * n`
+        value = value.left if not isinstance(value.left, (cst.Integer, cst.Float)) else value.right
+    if isinstance(value, cst.Name):
+        return value.value in it.loss_names()
+    if isinstance(value, cst.Call):
+        return _scalar_loss_call(it, value) is not None
+    return True
 
 
 def _callers_take_numbers(index, scope) -> bool:

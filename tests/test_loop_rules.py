@@ -265,3 +265,33 @@ for epoch in {epochs}:
 def test_gf202_literal_period_against_epoch_count(engine, period, setup, epochs, fires):
     src = _PERIOD_LOOP.format(period=period, setup=setup, epochs=epochs)
     assert ("GF202" in {r for _, r, _ in _rules(engine, src)}) is fires
+
+
+def test_history_message_says_whether_the_total_adds_the_loss():
+    """GF208 says "the loss tensor" only for the loss; a score computed from the model output with torch ops (a
+    dice coefficient) keeps the graph too, and the message says what it is instead."""
+    import textwrap
+
+    src = textwrap.dedent("""
+        import torch
+        import torch.nn as nn
+        from metrics import dice
+
+        net = nn.Linear(4, 1)
+        opt = torch.optim.SGD(net.parameters(), lr=0.1)
+        crit = nn.MSELoss()
+        total, score = 0.0, 0.0
+        for x, y in [(torch.randn(3, 4), torch.randn(3, 1))]:
+            out = net(x)
+            loss = crit(out, y)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss
+            score += dice(torch.sigmoid(out), y)
+        print(total, score)
+    """)
+    findings, _ = Engine([r for r in ALL_RULES if r.id == "GF208"]).lint_source(src, "t.py")
+    by_line = {f.span.line: f.message for f in findings if f.rule == "GF208"}
+    assert "adds the loss tensor itself" in by_line[16]
+    assert "adds a tensor computed from the model's output with its graph" in by_line[17]
