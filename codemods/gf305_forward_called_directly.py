@@ -143,7 +143,7 @@ class ForwardCalledDirectly(Rule):
         in_module = cls is not None and cls.name.value in index.module_classes and fn is not None
         # an element's hooks may be registered under another name (`for blk in self.blocks:
         # blk.register_forward_hook(...)`): any hook registration in the file counts
-        hooked = self._hooked(ctx, recv) or (how == "element" and self._hooked(ctx, cst.Name("self")))
+        hooked = self._hooked(ctx, recv, anywhere=how == "element")
         message = (f"`{shorten(code_of(call))}` calls forward() directly: the hooks of `{name}` are skipped "
                    f"(hook-based weight_norm/spectral_norm, pruning, FSDP2); call the module: `{name}(...)`")
         new_call = call.with_changes(func=recv)
@@ -275,45 +275,39 @@ class ForwardCalledDirectly(Rule):
 
     def _loop_element(self, ctx, name: str, b, flow, depth: int) -> bool:
         """`b` binds `name` as the target of a `for` over a container whose elements are modules."""
-        owner = _owner(flow, b)
-        if owner is None or not 0 <= b.step < len(owner.steps):
-            return False
-        node = owner.steps[b.step].node
+        node = _step_node(flow, b)
         return isinstance(node, cst.For) and isinstance(node.target, cst.Name) and node.target.value == name and \
             self._module_container(ctx, node.iter, flow, node, depth)
 
-    def _module_container(self, ctx, expr, flow, at, depth: int) -> bool:
+    def _module_container(self, ctx, expr, flow, at, depth: int, wanted=None) -> bool:
         """An `nn.ModuleList` or `nn.Sequential` (which take and hold only modules: `append` and the constructor
         raise TypeError on anything else), an `nn.ModuleDict`'s `.values()`, a slice or `reversed(...)` of one,
-        or a name every binding of which is one. Iterating an `nn.ModuleDict` itself gives its keys."""
+        `self.x` built as one, or a name every binding of which is one. Iterating an `nn.ModuleDict` itself gives
+        its keys."""
         index = ctx.index
         if depth > 3:
             return False
-        if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "reversed" and \
-                "reversed" not in index.functions and len(expr.args) == 1:
-            return self._module_container(ctx, expr.args[0].value, flow, at, depth + 1)
-        if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expr.slice):
-            return self._module_container(ctx, expr.value, flow, at, depth + 1)
-        values = isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
-            expr.func.attr.value == "values" and not expr.args
-        if values:
-            expr = expr.func.value
-        wanted = _MODULE_DICTS if values else _MODULE_SEQUENCES
+        inner = _reordered(index, expr)
+        if inner is not None:
+            return self._module_container(ctx, inner, flow, at, depth + 1, wanted)
+        if wanted is None and isinstance(expr, cst.Call) and isinstance(expr.func, cst.Attribute) and \
+                expr.func.attr.value == "values" and not expr.args:
+            return self._module_container(ctx, expr.func.value, flow, at, depth + 1, _MODULE_DICTS)
+        wanted = wanted or _MODULE_SEQUENCES
+        if isinstance(expr, cst.Call):
+            return (qualname(expr.func, index.imports) or "") in wanted
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value == "self":
             cls = index.enclosing_class(at)
             value = attribute_modules(index, cls).get(expr.attr.value) if cls is not None else None
-            return isinstance(value, cst.Call) and (qualname(value.func, index.imports) or "") in wanted
+            return isinstance(value, cst.Call) and self._module_container(ctx, value, flow, at, depth + 1, wanted)
         if isinstance(expr, cst.Name):
             # `layers = layers[::-1]` keeps what `layers` was: decided by the other bindings
-            bindings = [b for b in flow.visible_bindings(expr.value)
-                        if not _is_none(b.value) and not _reorders(b.value, expr.value)]
+            bindings = [b for b in flow.visible_bindings(expr.value) if not _is_none(b.value) and
+                        not _same_name(_reordered(index, b.value), expr.value)]
             return bool(bindings) and all(
-                b.step >= 0 and _owner(flow, b) is not None and b.step < len(_owner(flow, b).steps) and
-                not isinstance(_owner(flow, b).steps[b.step].node, cst.For) and
-                isinstance(b.value, cst.BaseExpression) and
-                (self._module_container(ctx, b.value, flow, at, depth + 1) or
-                 (isinstance(b.value, cst.Call) and (qualname(b.value.func, index.imports) or "") in wanted))
-                for b in bindings)
+                isinstance(b.value, cst.BaseExpression) and _step_node(flow, b) is not None and
+                not isinstance(_step_node(flow, b), cst.For) and
+                self._module_container(ctx, b.value, flow, at, depth + 1, wanted) for b in bindings)
         return False
 
     def _passed_module(self, ctx, name: str, flow, depth: int) -> tuple[str | None, str | None]:
@@ -380,9 +374,10 @@ class ForwardCalledDirectly(Rule):
                 return True
         return False
 
-    def _hooked(self, ctx, recv) -> bool:
-        """Whether the file registers hooks (or hook-based reparametrisations) anywhere near this module."""
-        root = root_name(recv)
+    def _hooked(self, ctx, recv, anywhere: bool = False) -> bool:
+        """Whether the file registers hooks (or hook-based reparametrisations) anywhere near this module; with
+        `anywhere`, at all (a loop element's hooks may be registered under another name)."""
+        root = None if anywhere else root_name(recv)
         for node in walk(ctx.module):
             if isinstance(node, cst.Call):
                 text = code_of(node.func)
@@ -396,21 +391,24 @@ _MODULE_SEQUENCES = frozenset({"torch.nn.ModuleList", "torch.nn.Sequential"})
 _MODULE_DICTS = frozenset({"torch.nn.ModuleDict"})
 
 
-def _owner(flow, b):
-    """The flow (the scope's own, or the module's) whose steps `b`'s step indexes."""
-    return next((f for f in flow.and_module() if any(x is b for x in f.bindings)), None)
+def _step_node(flow, b):
+    """The statement of `b`'s step, in the flow (the scope's own, or the module's) that made the binding."""
+    owner = next((f for f in flow.and_module() if any(x is b for x in f.bindings)), None)
+    return owner.steps[b.step].node if owner is not None and 0 <= b.step < len(owner.steps) else None
 
 
-def _reorders(value, name: str) -> bool:
-    """`name[::-1]`, `name[1:]` or `reversed(name)`: the same container's elements."""
-    if isinstance(value, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in value.slice):
-        value = value.value
-    elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "reversed" and \
-            len(value.args) == 1:
-        value = value.args[0].value
-    else:
-        return False
-    return isinstance(value, cst.Name) and value.value == name
+def _reordered(index, expr):
+    """`x[::-1]`, `x[1:]`, `reversed(x)`: the `x` whose elements they hold, else None."""
+    if isinstance(expr, cst.Subscript) and all(isinstance(e.slice, cst.Slice) for e in expr.slice):
+        return expr.value
+    if isinstance(expr, cst.Call) and isinstance(expr.func, cst.Name) and expr.func.value == "reversed" and \
+            "reversed" not in index.functions and len(expr.args) == 1:
+        return expr.args[0].value
+    return None
+
+
+def _same_name(expr, name: str) -> bool:
+    return isinstance(expr, cst.Name) and expr.value == name
 
 
 def _is_none(value) -> bool:

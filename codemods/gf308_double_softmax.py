@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import libcst as cst
 
-from gradfix.analysis.probabilities import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input
-from gradfix.analysis.names import qualname, shorten
+from gradfix.analysis.probabilities import CROSS_ENTROPY_FUNCS, Probabilities, cross_entropy_input, \
+    maybe_criterion_call
+from gradfix.analysis.names import shorten
 from gradfix.analysis.params import all_calls, last_name
 from gradfix.rule import Rule, RuleDocs
 
@@ -82,7 +83,7 @@ class DoubleSoftmax(Rule):
             return
         probs = Probabilities(index)
         for node in calls:
-            if not _maybe_ce(node, index):
+            if not maybe_criterion_call(node, index, CROSS_ENTROPY_FUNCS):
                 continue
             fn = index.enclosing(node, (cst.FunctionDef,))
             flow = index.flow(fn if fn is not None else ctx.module)
@@ -107,15 +108,6 @@ class DoubleSoftmax(Rule):
         return (f"`{what}` is a log_softmax output{origin} passed to cross_entropy, which applies log_softmax "
                 f"again: redundant along the same dim (the loss is unchanged), wrong along another; use nll_loss on "
                 f"log-probabilities, or pass the logits")
-
-
-def _maybe_ce(call: cst.Call, index) -> bool:
-    func = call.func
-    if isinstance(func, (cst.Name, cst.Call)):
-        return True
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        return True
-    return qualname(func, index.imports) in CROSS_ENTROPY_FUNCS
 
 
 RULE = DoubleSoftmax

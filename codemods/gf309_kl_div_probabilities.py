@@ -8,7 +8,7 @@ from gradfix.analysis.fileindex import strip_moves
 from gradfix.analysis.module_ctors import module_ctor_of
 from gradfix.analysis.names import qualname, shorten
 from gradfix.analysis.params import all_calls, last_name
-from gradfix.analysis.probabilities import Probabilities
+from gradfix.analysis.probabilities import Probabilities, maybe_criterion_call
 from gradfix.rule import Rule, RuleDocs
 
 KL_DIV_FUNCS = frozenset({"torch.nn.functional.kl_div"})
@@ -70,7 +70,7 @@ class KlDivProbabilities(Rule):
             return
         probs = Probabilities(index)
         for node in calls:
-            if not _maybe_kl(node, index):
+            if not maybe_criterion_call(node, index, KL_DIV_FUNCS):
                 continue
             fn = index.enclosing(node, (cst.FunctionDef,))
             flow = index.flow(fn if fn is not None else ctx.module)
@@ -95,17 +95,6 @@ class KlDivProbabilities(Rule):
 
 
 _NOT_KL = object()
-
-
-def _maybe_kl(call: cst.Call, index) -> bool:
-    """A call that may be a KL divergence: torch's function, or a criterion (a name, an inline module,
-    `self.kl`); the module's constructor decides in `_log_target`."""
-    func = call.func
-    if isinstance(func, (cst.Name, cst.Call)):
-        return True
-    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
-        return True
-    return qualname(func, index.imports) in KL_DIV_FUNCS
 
 
 def _log_target(call: cst.Call, index, flow):

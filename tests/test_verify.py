@@ -714,18 +714,12 @@ def test_edge_cases_batch(verifier):
     assert from_consts.verdict == "fixes-crash", from_consts
 
 
-def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
-    pkg = tmp_path / "pkg" / "models"
-    pkg.mkdir(parents=True)
-    (tmp_path / "pkg" / "__init__.py").write_text("")
-    (pkg / "__init__.py").write_text("")
-    (pkg / "layers.py").write_text(
-        "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n"
-    )
-    src = """
+# a sigmoid block in a sibling module and a net that writes its output in place, imported with `from {dots}layers`
+_BLOCK = ("import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+          "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n")
+_NET = """
     import torch.nn as nn
-    from .layers import Block
+    from {dots}layers import Block
 
     class Net(nn.Module):
         def __init__(self):
@@ -737,6 +731,15 @@ def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
             y *= 2
             return y
     """
+
+
+def test_relative_imports_resolve_against_project_root(verifier, tmp_path):
+    pkg = tmp_path / "pkg" / "models"
+    pkg.mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text("")
+    (pkg / "layers.py").write_text(_BLOCK)
+    src = _NET.format(dots=".")
     path = str(pkg / "net.py")
     new = swap(src, "y *= 2", "y = y * 2")
     loose = tmp_path / "loose" / "net.py"  # no __init__.py: no package to resolve `.layers` in
@@ -757,24 +760,8 @@ def test_relative_import_above_the_package_takes_the_folders_as_namespace_packag
     root = tmp_path / "proj"
     (root / "models").mkdir(parents=True)
     (root / "models" / "__init__.py").write_text("")
-    (root / "layers.py").write_text(
-        "import torch.nn as nn\n\nclass Block(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-        "        self.fc = nn.Linear(4, 4)\n\n    def forward(self, x):\n        return self.fc(x).sigmoid()\n"
-    )
-    src = """
-    import torch.nn as nn
-    from ..layers import Block
-
-    class Net(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.block = Block()
-
-        def forward(self, x):
-            y = self.block(x)
-            y *= 2
-            return y
-    """
+    (root / "layers.py").write_text(_BLOCK)
+    src = _NET.format(dots="..")
     new = swap(src, "y *= 2", "y = y * 2")
     path = str(root / "models" / "net.py")
     too_far = src.replace("from ..layers", "from ...layers")

@@ -186,7 +186,7 @@ def kept_backpropagated(index, it):
             continue  # rebound in the loop: a fresh list per iteration
         if _trimmed(it.loop, code_of(f.value)):
             continue  # `losses.clear()`, `del losses[:-k]`, `losses[:] = ...` in the loop: not shown to grow
-        if key is not None and _slot_replaced(it.scope, holder.value, key, lst.value):
+        if key is not None and _slot_replaced(it.scope, holder.value, key):
             continue  # `history["loss"] = []` (or `history[k] = ...`, `history.update(...)`) after the display
         yield call, what
 
@@ -215,8 +215,8 @@ def _dict_entry(value, key: str):
     return found
 
 
-def _slot_replaced(scope, name: str, key: str, display) -> bool:
-    """Whether anything in `scope` but the dict display itself may replace the entry `key` of `name`: an item
+def _slot_replaced(scope, name: str, key: str) -> bool:
+    """Whether anything in `scope` may replace the entry `key` of `name` after its dict display: an item
     assignment with that key or one the rule cannot read (`name[k] = ...`), or a method that rewrites entries
     (`name.update(...)`, `setdefault`, `pop`, `clear`, ...). Conservative: any of them, wherever it is."""
     for node in walk(scope):

@@ -39,6 +39,17 @@ def cross_entropy_input(call: cst.Call, index, flow: Flow | None) -> cst.BaseExp
     return None
 
 
+def maybe_criterion_call(call: cst.Call, index, funcs: frozenset[str]) -> bool:
+    """A call that may be one of the loss functions `funcs` (qualified names) or a criterion module: a name, an
+    inline module, `self.crit`; the module's constructor decides later (`module_ctor_of`)."""
+    func = call.func
+    if isinstance(func, (cst.Name, cst.Call)):
+        return True
+    if isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self":
+        return True
+    return qualname(func, index.imports) in funcs
+
+
 class Probabilities:
     """Whether an expression is a softmax / log_softmax output (directly, through a name, or as the
     output of a model whose forward ends in one)."""
@@ -472,4 +483,4 @@ def _last_listed(index, call: cst.Call, name: str) -> cst.BaseExpression | None:
     return None
 
 
-__all__ = ["Probabilities", "cross_entropy_input", "CROSS_ENTROPY_FUNCS", "SOFTMAX_FUNCS", "SOFTMAX_MODULES"]
+__all__ = ["Probabilities", "cross_entropy_input", "maybe_criterion_call", "CROSS_ENTROPY_FUNCS", "SOFTMAX_FUNCS", "SOFTMAX_MODULES"]

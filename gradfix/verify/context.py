@@ -51,6 +51,7 @@ class Ctx:
     input_notes: dict = field(default_factory=dict)  # unit -> what its synthesised input is (a batch dict)
     notes: list = field(default_factory=list)  # sentences a definitive verdict's detail ends with (call_sites.py)
     env_reasons: dict = field(default_factory=dict)  # module-level name -> why its environment was not made
+    _pkg: tuple | None = None  # (the package relative imports resolve against,), once worked out
 
     def uncovered(self) -> list:
         """(tag, statement) of each changed statement that has not run yet."""
@@ -99,8 +100,9 @@ class Ctx:
                     "; install the missing package where the verifier runs, or pass the project root so that "
                     "local modules resolve"
                 )
-            shown = re.sub(NAMESPACE_PREFIX + r"[0-9a-f]+\.?", "", fmt_exc(e))  # our namespace package's name
-            if shown != fmt_exc(e):
+            raised = fmt_exc(e)
+            shown = re.sub(NAMESPACE_PREFIX + r"[0-9a-f]+\.?", "", raised)  # our namespace package's name
+            if shown != raised:
                 hint = ("; the relative import reaches above the file's package, whose folders were taken as "
                         "namespace packages: the module it names is not in the project")
             raise Untestable(f"module not importable in isolation: {shown} (loading the {which} file){hint}")
@@ -110,9 +112,12 @@ class Ctx:
     def _package(self) -> str | None:
         """The package the checked file's relative imports resolve against; when they reach above its
         `__init__.py` chain, the folders above taken as namespace packages (runtime.namespace_above), said in
-        the verdict's detail."""
+        the verdict's detail. Worked out once per check."""
+        if self._pkg is not None:
+            return self._pkg[0]
         levels = max((n.level for n in ast.walk(self.analysis.old_tree) if isinstance(n, ast.ImportFrom)), default=0)
         pkg = package_of(self.req.path, self.req.project_root, levels)
+        self._pkg = (pkg,)
         if pkg and pkg.startswith(NAMESPACE_PREFIX):
             note = (f"The file's `from {'.' * levels}` import reaches above its package's `__init__.py` chain: the "
                     f"project folders above it were taken as namespace packages, as when the checkout is imported "
