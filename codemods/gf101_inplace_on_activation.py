@@ -173,7 +173,7 @@ class InplaceOnActivation(Rule):
         # and, in one scope, such an op with a value that may require grad: a finding needs
         # `flow.holds(...) is True` in the op's own flow (analysis/gradscopes.py); or, for an element of a list
         # of saved outputs (`_saved_list_element`), a name bound to a list comprehension of calls and subscripted
-        return shape and (facts.grad_inplace_scopes > 0 or listcomp_subscripted(facts.tree))
+        return shape and (facts.grad_inplace_scopes or listcomp_subscripted(facts.tree))
 
     def check(self, ctx):
         for flow in ctx.index.training_code_flows():

@@ -110,8 +110,7 @@ class NonleafRequiresGrad(Rule):
     def may_match(self, facts) -> bool:
         """Necessary (analysis/prepass.py): a `.to()`/`.cuda()`/... call (MOVE_METHODS) of a tensor made with
         `requires_grad=True` or `.requires_grad_()` (`copy_chain` kind "factory", `_rebindings`)."""
-        asked = facts.requires_grad_request or "requires_grad" in facts.stored_attrs   # `x.requires_grad = True`
-        if not asked:
+        if not facts.requires_grad_true:    # `requires_grad=True`, `.requires_grad_()`, `x.requires_grad = True`
             return False
         return bool(facts.called_attrs & (MOVE_METHODS | {"type", "type_as"})) or \
             "requires_grad" in facts.keywords   # a scaled factory

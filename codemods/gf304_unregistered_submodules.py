@@ -103,8 +103,10 @@ class UnregisteredSubmodules(Rule):
         """Necessary (analysis/prepass.py): only the `__init__` of a module class is looked at, and what it
         reports is a `self.x = ` display or comprehension of modules, or a tensor made with `requires_grad=True`
         or `.requires_grad_()` (`_inspect`)."""
-        if facts.init_class and facts.forward_calls_a_call:
-            return True  # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`: a call whose callee is a call)
+        if facts.forward_calls_a_call:
+            # `nn.Linear(d, h)(x)` in forward (`_built_in_forward`: a call whose callee may build a torch module with
+            # parameters), in any module class, with or without an `__init__` of its own
+            return True
         if not (facts.init_class and (facts.attr_container or "requires_grad" in facts.idents
                                       or "requires_grad_" in facts.attrs)):
             return False

@@ -104,8 +104,9 @@ class ForwardCalledDirectly(Rule):
     )
 
     def may_match(self, facts) -> bool:
-        """Necessary (analysis/prepass.py): a `x.forward(...)` call."""
-        return "forward" in facts.called_attrs
+        """Necessary (analysis/prepass.py): a `x.forward(...)` call on a dotted name other than `self`, `cls` or
+        an explicit parent call (`super().forward(x)`, `Base.forward(self, x)`)."""
+        return facts.forward_called_on_another
 
     def check(self, ctx):
         index = ctx.index

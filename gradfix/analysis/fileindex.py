@@ -17,7 +17,7 @@ _STATEMENT_CONTAINERS = concrete(cst.BaseCompoundStatement, cst.IndentedBlock, c
                                  cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
 
 
-_MOVES = frozenset({"cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_"})
+_MOVES = torchapi.MODULE_MOVES
 
 
 def strip_moves(expr):

@@ -58,7 +58,7 @@ from __future__ import annotations
 import ast
 import re
 
-from gradfix.analysis import astindex
+from gradfix.analysis import astindex, inplace_hazards
 from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, VIEW_ATTRIBUTES, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -144,7 +144,8 @@ class Scope:
 
     __slots__ = ("name", "has_params", "calls", "any_call", "source", "inplace", "called_names", "bound",
                  "stored", "tensor_bound", "builtin_bound", "discarded", "true_call", "params", "receivers",
-                 "detach", "trains", "written", "other_bound", "module_inplace", "writes_tensor", "builtin_loop")
+                 "detach", "trains", "written", "other_bound", "module_inplace", "writes_tensor", "builtin_loop",
+                 "node", "cls_name", "facts")
 
     def __init__(self, name: str | None, has_params: bool, trains: bool = True):
         self.name = name
@@ -175,6 +176,11 @@ class Scope:
         self.discarded: set[str] = set()
         self.true_call = False               # a call given a literal True (`F.relu(h, inplace=True)`)
         self.detach = False                  # a `x.detach()` call (GF102: flow.detaches)
+        # for GF101's sharper test (analysis/inplace_hazards.py): the scope's node, the class whose `self` it
+        # sees, and the file's facts
+        self.node = None
+        self.cls_name: str | None = None
+        self.facts = None
 
 
 def _last(func) -> str | None:
@@ -407,6 +413,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     switched = [False]              # some `X.inplace = True` (GF101 `_switched_inplace`)
     surely_no_grad = _no_grad_decorator(ix)
     tensor_aliases = _tensor_aliases(ix)
+    facts = inplace_hazards.FileFacts(tree, ix, surely_no_grad, parameter_names)
     # (scope node, nearest class name when the scope is a method no function encloses)
     todo: list[tuple[ast.AST, str | None]] = [(tree, None)]
     while todo:
@@ -426,6 +433,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
             body = node.body
             in_function = True
         scopes.append(sc)
+        sc.node, sc.cls_name, sc.facts = node, cls_name, facts
         attrs = classes.get(cls_name) if cls_name is not None else None
         self_calls, self_params = attrs if attrs is not None else ((), ())
         stack: list[ast.AST] = list(body)
@@ -547,6 +555,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # `config: dict`) is never one: GF209 reads the parameter's own binding, whose kind and ctor are its
     # annotation's
     called = {name for sc in scopes for name in sc.calls}
+    facts.called = called
+    facts.scopes = [(sc.node, sc.cls_name) for sc in scopes]
     # a builtin callee is a builtin only when no scope of the file binds its name and no import or
     # definition does (`classify` resolves a name through the imports, `from m import *` included, and a
     # module binding makes a call of it a tensor)
@@ -608,13 +618,15 @@ def grad_scopes(scopes: list[Scope]) -> set[int]:
     return reached
 
 
-def grad_inplace_scopes(scopes: list[Scope], reached: set[int] | None = None) -> int:
-    """How many scopes GF101 looks at (`trains`) have an in-place op on a name the scope may bind to a tensor
+def grad_inplace_scopes(scopes: list[Scope], reached: set[int] | None = None) -> bool:
+    """Whether some scope GF101 looks at (`trains`) has an in-place op on a name the scope may bind to a tensor
     (an augmented or item assignment, a `x.<name>_()` call: `writes_tensor`), or a call given a literal True or
     of a name or attribute assigned such a call (an `inplace=True` module), and may hold a value that requires
-    grad. 0: GF101 can report nothing in the file."""
+    grad, and (but for the `inplace=True` module) an op whose hazard the rule may show
+    (analysis/inplace_hazards.py). False: GF101 can report nothing in the file."""
     reached = grad_scopes(scopes) if reached is None else reached
-    return sum(1 for sc in scopes if sc.writes_tensor and sc.trains and id(sc) in reached)
+    return any(sc.writes_tensor and sc.trains and id(sc) in reached and (
+        sc.module_inplace or inplace_hazards.may_show(sc.facts, sc.node, sc.cls_name)) for sc in scopes)
 
 
 def grad_detach_mutated(scopes: list[Scope], reached: set[int] | None = None) -> bool:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from gradfix.analysis import astindex
+from gradfix.analysis.torchapi import MODULE_MOVES, MODULE_RETURNING, PARAMETRIC_MODULES
 
 
 @dataclass(frozen=True)
@@ -74,12 +75,12 @@ class Facts:
         return grad_scopes(self.scopes)
 
     @cached_property
-    def grad_inplace_scopes(self) -> int:
-        """How many scopes (the module body, functions) GF101 looks at hold an in-place op on a name that may be a
-        tensor and may hold a value that requires grad (analysis/gradscopes.py). Without a tree: as if every
-        scope may."""
+    def grad_inplace_scopes(self) -> bool:
+        """Whether a scope (the module body, a function) GF101 looks at holds an in-place op on a name that may be
+        a tensor, may hold a value that requires grad, and may be a hazard the rule shows (analysis/gradscopes.py,
+        inplace_hazards.py). Without a tree: as if every scope may."""
         if self.scopes is None:
-            return 1
+            return True
         from gradfix.analysis.gradscopes import grad_inplace_scopes
 
         return grad_inplace_scopes(self.scopes, self._grad_scopes)
@@ -117,9 +118,34 @@ class Facts:
         return "requires_grad_" in self.attrs or "requires_grad" in self.keywords
 
     @cached_property
+    def requires_grad_true(self) -> bool:
+        """A tensor asked to require grad with a literal True: `requires_grad=True`, `.requires_grad_()` /
+        `.requires_grad_(True)`, or `x.requires_grad = True` (what GF302's `copy_chain`, `_flag_set`,
+        `_grad_factory_operand` and `type_conversion_copies` accept: params.py `is_true` is the literal only).
+        Without a tree: `requires_grad_request` or a `.requires_grad` store."""
+        if self.tree is None:
+            return self.requires_grad_request or "requires_grad" in self.stored_attrs
+        if not (self.requires_grad_request or "requires_grad" in self.stored_attrs):
+            return False
+        for n in astindex.of(self.tree).of_type(ast.Call, ast.Assign):
+            if type(n) is ast.Call:
+                if any(k.arg == "requires_grad" and _literal_true(k.value) for k in n.keywords):
+                    return True
+                if type(n.func) is ast.Attribute and n.func.attr == "requires_grad_" and \
+                        (not n.args or _literal_true(n.args[0])):
+                    return True
+            elif any(type(t) is ast.Attribute and t.attr == "requires_grad" for t in n.targets) and \
+                    _literal_true(n.value):
+                return True
+        return False
+
+    @cached_property
     def forward_calls_a_call(self) -> bool:
-        """A call of a call (`nn.Linear(d, h)(x)`, `nn.Linear(d, h).to(x.device)(x)`) somewhere in a function named
-        `forward` (GF304's `_built_in_forward` walks a module class's `forward` for one). Without a tree: True."""
+        """A call of a call that may build a torch module with parameters (`nn.Linear(d, h)(x)`,
+        `nn.Linear(d, h).to(x.device)(x)`, `weight_norm(nn.Conv1d(...))(x)`) somewhere in a function named `forward`:
+        GF304's `_built_in_forward` reports one only when `ctor_of` the inner call (moves stripped, wrappers seen
+        through) is in PARAMETRIC_MODULES, whose last name is the callee's own or an import's original
+        (`self.get_embeddings()(ids)`, `getattr(self, name)(x)` are none). Without a tree: True."""
         if self.tree is None:
             return True
         if "forward" not in self.defs:
@@ -127,9 +153,36 @@ class Facts:
         ix = astindex.of(self.tree)
         if not any(type(c.func) is ast.Call for c in ix.of_type(ast.Call)):
             return False
-        return any(type(n) is ast.Call and type(n.func) is ast.Call
+        original: dict[str, set[str]] = {}
+        for local, name in self.imported_as:
+            original.setdefault(local, set()).add(name)
+        return any(type(n) is ast.Call and type(n.func) is ast.Call and _parametric_ctor(n.func, original)
                    for fn in ix.of_type(ast.FunctionDef, ast.AsyncFunctionDef) if fn.name == "forward"
                    for n in ix.walk(fn))
+
+    @cached_property
+    def forward_called_on_another(self) -> bool:
+        """A `<dotted name>.forward(...)` call other than `self.forward(...)` / `cls.forward(...)`,
+        `super().forward(...)` and `Base.forward(self, ...)` (GF305's `_inspect` returns before anything else for
+        those, and for a receiver that is no dotted name). Without a tree: True."""
+        if self.tree is None:
+            return True
+        if "forward" not in self.called_attrs:
+            return False
+        for n in astindex.of(self.tree).of_type(ast.Call):
+            func = n.func
+            if type(func) is not ast.Attribute or func.attr != "forward":
+                continue
+            recv = func.value
+            if type(recv) is ast.Name and recv.id in ("self", "cls"):
+                continue
+            if n.args and type(n.args[0]) is ast.Name and n.args[0].id == "self":
+                continue
+            while type(recv) is ast.Attribute:
+                recv = recv.value
+            if type(recv) is ast.Name:
+                return True
+        return False
 
     @cached_property
     def methods_on_calls(self) -> frozenset[tuple[str, str]]:
@@ -192,9 +245,11 @@ class Facts:
 
     @cached_property
     def module_init_stores(self) -> tuple[bool, bool]:
-        """(a display or comprehension, a call) assigned to `self.<attr>` in the `__init__` of a top-level
-        class with a base: only such a class can be one of FileIndex.module_classes (a class is an nn.Module
-        subclass through a base, and the index lists the module body's classes). Without a tree: both."""
+        """(a display or comprehension, a call asking for requires_grad) assigned to `self.<attr>` in the `__init__`
+        of a top-level class with a base: only such a class can be one of FileIndex.module_classes (a class is an
+        nn.Module subclass through a base, and the index lists the module body's classes). GF304's `_grad_tensor`
+        reads the assigned value only: a factory given `requires_grad=` or a `.requires_grad_()` call in it (moves
+        around it included). Without a tree: both."""
         if self.tree is None:
             return True, True
         container = call = False
@@ -212,7 +267,7 @@ class Facts:
                         if type(target) is ast.Attribute and type(target.value) is ast.Name \
                                 and target.value.id == "self":
                             kind = type(node.value)
-                            call = call or kind is ast.Call
+                            call = call or (kind is ast.Call and _asks_for_grad(node.value, ix))
                             empty_call = _empty_call(node.value)
                             if container or (kind not in _CONTAINERS and not empty_call):
                                 continue
@@ -226,6 +281,17 @@ class Facts:
 
 
 _CONTAINERS = (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.GeneratorExp, ast.DictComp)
+
+
+def _literal_true(expr) -> bool:
+    return type(expr) is ast.Constant and expr.value is True
+
+
+def _asks_for_grad(value, ix) -> bool:
+    """A call in `value` given `requires_grad=...`, or a `.requires_grad_(...)` call."""
+    return any(type(n) is ast.Call and (any(k.arg == "requires_grad" for k in n.keywords) or
+                                        type(n.func) is ast.Attribute and n.func.attr == "requires_grad_")
+               for n in ix.walk(value))
 
 
 def _empty_call(value) -> bool:
@@ -374,3 +440,26 @@ def rules_for(rules, tree: ast.Module, text: str, path: str = "") -> list:
     """The rules whose necessary condition holds in the file (in their order)."""
     facts = facts_of(tree, text, path)
     return [r for r in rules if r.may_match(facts)]
+
+
+_PARAMETRIC_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in PARAMETRIC_MODULES)
+_WRAPPER_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in MODULE_RETURNING)
+
+
+def _parametric_ctor(call, original: dict[str, set[str]]) -> bool:
+    """May `FileIndex.ctor_of(call)` be one of PARAMETRIC_MODULES (a superset, by last names: the callee's own,
+    or the originals of the imports binding the name)."""
+    for _ in range(8):
+        while type(call) is ast.Call and type(call.func) is ast.Attribute and call.func.attr in MODULE_MOVES:
+            call = call.func.value
+        if type(call) is not ast.Call:
+            return False
+        func = call.func
+        lasts = {func.attr} if type(func) is ast.Attribute else {func.id} | original.get(func.id, set()) \
+            if type(func) is ast.Name else set()
+        if lasts & _PARAMETRIC_LASTS:
+            return True
+        if not lasts & _WRAPPER_LASTS or not call.args:
+            return False
+        call = call.args[0]
+    return False

@@ -211,6 +211,9 @@ def is_torch_func(q: str | None) -> bool:
 # Functions that take a module and return it (or a wrapper of it): reparametrisations and
 # pruning return the same module; scripting, tracing and compiling return one that stands in
 # for it when given a module (given a function, they return a function).
+# methods that return the module they are called on (`Ctor(...).cuda().train()` is the Ctor's module)
+MODULE_MOVES = frozenset({"cuda", "to", "train", "eval", "double", "float", "half", "cpu", "requires_grad_"})
+
 MODULE_RETURNING = frozenset(
     {
         "torch.nn.utils.weight_norm", "torch.nn.utils.spectral_norm",

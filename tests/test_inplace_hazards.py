@@ -1,0 +1,137 @@
+"""GF101's sharper pre-pass test (analysis/inplace_hazards.py): for each way the rule can show a hazard, a case
+the rule reports, which the test must keep, and the shapes of library code (an in-place op on a tensor nothing
+saved and nothing else holds) that it must drop. Each case is also run with and without the pre-pass, and the
+findings compared (`_same`)."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from gradfix.analysis import astindex, gradscopes
+from gradfix.codemods import ALL_RULES
+from gradfix.engine import Engine
+
+from test_prescan_equivalence import _same
+
+HEAD = (
+    "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\n\n"
+    "class Block(nn.Module):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n"
+    "        self.act = nn.ReLU()\n"
+    "        self.drop = nn.Dropout(0.1)\n"
+    "        self.flag = True\n\n"
+    "    def forward(self, x, outs):\n"
+)
+
+
+def _block(body: str) -> str:
+    return HEAD + "".join(f"        {line}\n" for line in body.splitlines())
+
+
+@pytest.fixture(scope="module")
+def engine():
+    return Engine(ALL_RULES)
+
+
+# (body of Block.forward, the line GF101 reports): each needs one clause of the test
+SHOWN = [
+    # the Linear saved its input `x` (a module call's first argument)
+    ("h = self.lin(x)\nx += 1\nreturn h", 16),
+    # the ReLU saved its output (a submodule the class builds from an output-saving module)
+    ("h = self.act(self.lin(x))\nh += 1\nreturn h", 16),
+    # a product saved both sides (`h * h`), and `sigmoid` its output through a function call
+    ("h = self.lin(x)\ny = h * h\nh.mul_(2)\nreturn y", 17),
+    ("h = torch.sigmoid(self.lin(x))\nh /= 2\nreturn h", 16),
+    # another live name shares the storage (a view read after the op)
+    ("h = self.lin(x)\nv = h.view(-1)\nh += 1\nreturn v", 17),
+    # the storage escaped into a container before the op
+    ("h = self.lin(x)\nouts.append(h)\nh += 1\nreturn h", 17),
+    # a binding that reaches the op when a configuration `if` rebinding the name does not run
+    ("out = self.act(self.lin(x))\nif self.flag:\n    out = self.drop(out)\nout += x\nreturn out", 18),
+    # one of several views of a tensor that requires grad
+    ("mean, log_std = self.lin(x).chunk(2, dim=-1)\nlog_std.clamp_(-20, 2)\nreturn mean, log_std", 16),
+]
+
+
+@pytest.mark.parametrize("body,line", SHOWN)
+def test_hazards_gf101_shows_are_kept(engine, body, line):
+    kept, found = _same(engine, _block(body))
+    assert "GF101" in kept
+    assert [(f.rule, f.span.line) for f in found if f.rule == "GF101"] == [("GF101", line)]
+
+
+DROPPED = [
+    # the residual add of a library block: the written tensor is the dropout's fresh output
+    "h = self.lin(x)\nh = self.drop(h)\nh += x\nreturn h",
+    # rebound from a view chain, then written: no other binding of the storage is read after the op
+    "h = self.lin(x)\nh = h.view(-1)\nh += 1\nreturn h",
+    # under no_grad
+    "h = self.act(self.lin(x))\nwith torch.no_grad():\n    h += 1\nreturn h",
+    # a maybe-alias (`.float()` may copy): `live_aliases` does not count it
+    "h = self.lin(x)\nc = h.float()\nh += 1\nreturn c",
+    # the earlier binding was saved only inside the `if` whose skipping would bring it to the op
+    "h = x + 1\nif self.flag:\n    h = self.lin(h)\nh += 1\nreturn h",
+    # a division by a number saves nothing of `h`
+    "h = self.drop(x)\ny = h / 2\nh += 1\nreturn y",
+    # a norm of a value that is no tensor (an attribute other than a view) saves nothing autograd holds
+    "s = self.flag\nt = s.view(-1)\ny = torch.norm(s) * self.lin(x)\nt += 1\nreturn y",
+    # a loop over the model's layers: the layer's result is no saved output the rule can show
+    "h = x\nfor layer in outs:\n    h = layer(h)\nh += 1\nreturn h",
+]
+
+
+@pytest.mark.parametrize("body", DROPPED)
+def test_hazards_library_shapes_are_dropped(engine, body):
+    kept, found = _same(engine, _block(body))
+    assert "GF101" not in kept and [f for f in found if f.rule == "GF101"] == []
+
+
+CALL_SITE = (
+    "import torch\nimport torch.nn as nn\n\n\n"
+    "def normalise(images):\n"
+    "    images.div_(255)\n"
+    "    return images\n\n\n"
+    "def run(x):\n"
+    "    net = nn.Linear(2, 2)\n"
+    "    y = {value}\n"
+    "    return normalise(y)\n"
+)
+
+
+@pytest.mark.parametrize("value,shown", [("torch.tanh(net(x))", True), ("net(x) + 1", False)])
+def test_hazards_a_parameter_written_in_a_helper_needs_a_saved_tensor_at_a_call(engine, value, shown):
+    # `_saved_at_a_call_site`: the tanh's saved output handed to the helper; a sum saves nothing
+    kept, found = _same(engine, CALL_SITE.format(value=value))
+    assert ("GF101" in kept) == shown
+    assert [(f.rule, f.span.line) for f in found if f.rule == "GF101"] == ([("GF101", 6)] if shown else [])
+
+
+def test_hazards_leaf_factory_keeps_the_scope(engine):
+    source = ("import torch\n\n\n"
+              "def fit(x):\n"
+              "    w = torch.zeros(3, requires_grad=True)\n"
+              "    w -= 0.1 * x\n"
+              "    return w\n")
+    kept, found = _same(engine, source)
+    assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 6)]
+
+
+def test_hazards_class_table_cycle_answers_every_attribute():
+    # a class whose attribute is built from the class itself: while its table is built, any attribute may be
+    # an output-saving module (an over-approximation: the test never drops on a partial table)
+    tree = ast.parse("import torch.nn as nn\n\n\n"
+                     "class A(nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.inner = A()\n\n"
+                     "    def forward(self, x):\n"
+                     "        return self.inner(x)\n")
+    scopes = gradscopes.scan(tree, frozenset({"Parameter"}), False)
+    facts = scopes[0].facts
+    assert facts is not None and facts.class_returns_saved("A") is True
+    assert "inner" in facts.class_attrs("A")[0]
+    assert astindex.of(tree) is facts.ix
