@@ -411,3 +411,61 @@ def test_gf304_forward_clause_reads_import_aliases(engine):
               "        return Dense(4, 4)(x)\n")
     kept, found = _same(engine, source)
     assert "GF304" in kept and [f.rule for f in found] == ["GF304"]
+
+
+# -- GF305: a forward call on another object ------------------------------------------------------
+
+GF305_CASE = (
+    "import torch.nn as nn\n\n\n"
+    "class Base(nn.Module):\n"
+    "    def forward(self, x):\n"
+    "        return x\n\n\n"
+    "class Net(Base):\n"
+    "    def __init__(self):\n"
+    "        super().__init__()\n"
+    "        self.lin = nn.Linear(4, 4)\n\n"
+    "    def forward(self, x):\n"
+    "        return {call}\n"
+)
+
+
+@pytest.mark.parametrize("call,fires", [("self.lin.forward(x)", True), ("super().forward(x)", False),
+                                        ("Base.forward(self, x)", False), ("self.forward(x)", False),
+                                        ("self.lin(x).forward(x)", False)])
+def test_gf305_needs_a_forward_call_on_another_dotted_name(engine, call, fires):
+    kept, found = _same(engine, GF305_CASE.format(call=call))
+    assert ("GF305" in kept) == fires
+    assert [f.rule for f in found if f.rule == "GF305"] == (["GF305"] if fires else [])
+
+
+# -- GF302: a literal requires_grad=True ------------------------------------------------------------
+
+GF302_CASE = (
+    "import torch\n\n\n"
+    "def fit(x, device):\n"
+    "    w = {value}\n"
+    "    opt = torch.optim.SGD([w], lr=0.1)\n"
+    "    return opt, x\n"
+)
+
+
+@pytest.mark.parametrize("value,fires", [("torch.randn(3, requires_grad=True).to(device)", True),
+                                         ("torch.randn(3).requires_grad_().to(device)", True),
+                                         ("torch.randn(3, requires_grad=False).to(device)", False),
+                                         ("torch.randn(3).requires_grad_(False).to(device)", False)])
+def test_gf302_needs_a_literal_true_request(engine, value, fires):
+    kept, found = _same(engine, GF302_CASE.format(value=value))
+    assert ("GF302" in kept) == fires
+    assert [f.rule for f in found if f.rule == "GF302"] == (["GF302"] if fires else [])
+
+
+def test_gf302_flag_set_true_by_assignment_is_kept(engine):
+    source = ("import torch\n\n\n"
+              "def fit(x, device):\n"
+              "    w = torch.randn(3)\n"
+              "    w.requires_grad = True\n"
+              "    w = w.to(device)\n"
+              "    opt = torch.optim.SGD([w], lr=0.1)\n"
+              "    return opt, x\n")
+    kept, found = _same(engine, source)
+    assert "GF302" in kept and [f.rule for f in found if f.rule == "GF302"] == ["GF302"]
