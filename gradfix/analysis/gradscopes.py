@@ -556,7 +556,7 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
     # annotation's
     called = {name for sc in scopes for name in sc.calls}
     facts.called = called
-    facts.scopes = [(sc.node, sc.cls_name) for sc in scopes]
+    facts.scopes = [(sc.node, sc.cls_name, sc.calls) for sc in scopes]
     # a builtin callee is a builtin only when no scope of the file binds its name and no import or
     # definition does (`classify` resolves a name through the imports, `from m import *` included, and a
     # module binding makes a call of it a tensor)

@@ -62,6 +62,8 @@ _MULTI_VIEW = MULTI_VIEW_METHODS | _lasts(MULTI_VIEW_FUNCS)
 _ALIAS_METHODS = VIEW_METHODS | MAYBE_ALIAS_METHODS | {"chunk", "split", "unbind"}
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put"})
 _SEQUENTIAL = frozenset({"Sequential"})
+# methods a module's kind and constructor survive: `FileIndex.ctor_of`'s and `classify`'s (a superset of both)
+_KEEPS_MODULE = MODULE_MOVES | {"bfloat16", "type", "xpu", "to_empty", "share_memory"}
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 
 
@@ -92,7 +94,8 @@ class FileFacts:
         for node in ix.of_type(ast.ClassDef):
             self.classes.setdefault(node.name, []).append(node)
         self.called: set[str] = set()           # filled by scan (the last names of every call of the file)
-        self.scopes: list[tuple[ast.AST, str | None]] = []     # filled by scan: (node, class of its `self`)
+        # filled by scan: (node, class of its `self`, last names of its own calls) per scope
+        self.scopes: list[tuple[ast.AST, str | None, set[str]]] = []
         self._walks: dict[int, "_Walk"] = {}
         self._attrs: dict[str, tuple[set[str], set[str]]] = {}
         self._returns: dict[str, bool] = {}
@@ -109,7 +112,9 @@ class FileFacts:
         saved before the call (`_saved_at_a_call_site`, which resolves the call and the argument: a superset)."""
         if fn_name not in self.called:
             return False
-        for node, cls_name in self.scopes:
+        for node, cls_name, calls in self.scopes:
+            if fn_name not in calls:
+                continue
             walk = self.walk_of(node, cls_name)
             for last, step, args in walk.call_sites:
                 if last == fn_name and any(walk.saved_by(b, step) for b in args):
@@ -151,7 +156,7 @@ class FileFacts:
     def _ctor(self, value):
         """The constructor call of `Ctor(...).cuda()` / `weight_norm(Ctor(...))`, or None (`ctor_of`)."""
         for _ in range(8):
-            while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in MODULE_MOVES:
+            while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _KEEPS_MODULE:
                 value = value.func.value
             if type(value) is not ast.Call:
                 return None
@@ -294,26 +299,8 @@ class _Walk:
             for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)):
                 self.params.add(p.arg)
                 self._bind(p.arg, -1, None, False, tensor=p.arg not in ("self", "cls"))
-        # the values each name is assigned in the scope (a module bound to a name: `act = nn.ReLU()`), and the
-        # annotations of parameters (`act: nn.ReLU`): what `classify` may make a module binding of
-        self.assigned: dict[str, list] = {}
-        if type(node) is not ast.Module:
-            a = node.args
-            for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
-                if p.annotation is not None:
-                    self.assigned.setdefault(p.arg, []).append(p.annotation)
-        for n in facts.ix.walk(node):
-            t = type(n)
-            if (t is ast.Assign or t is ast.AnnAssign) and n.value is not None:
-                for tgt in (n.targets if t is ast.Assign else (n.target,)):
-                    if type(tgt) is ast.Name:
-                        self.assigned.setdefault(tgt.id, []).append(n.value)
-                    elif type(tgt) in (ast.Tuple, ast.List) and type(n.value) in (ast.Tuple, ast.List) and \
-                            len(tgt.elts) == len(n.value.elts):
-                        for x, v in zip(tgt.elts, n.value.elts):
-                            if type(x) is ast.Name:
-                                self.assigned.setdefault(x.id, []).append(v)
-        self.if_ids: dict[int, int] = {}
+        self.node = node
+        self._assigned: dict[str, list] | None = None
 
     # -- bindings ----------------------------------------------------------
     def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False, maybe=False) -> _Binding:
@@ -389,14 +376,44 @@ class _Walk:
             return facts.named(func, _SAVES_OUTPUT_CALLS) or self._module_name(func.id, True)
         return False
 
-    def _module_name(self, name: str, output: bool) -> bool:
+    def _assignments(self) -> dict[str, list]:
+        # the values each name is assigned in the scope (a module bound to a name: `act = nn.ReLU()`), and the
+        # annotations of parameters (`act: nn.ReLU`): what `classify` may make a module binding of
+        assigned: dict[str, list] = {}
+        if type(self.node) is not ast.Module:
+            a = self.node.args
+            for p in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                if p.annotation is not None:
+                    assigned.setdefault(p.arg, []).append(("annotation", p.annotation))
+        for n in self.facts.ix.walk(self.node):
+            t = type(n)
+            if (t is ast.Assign or t is ast.AnnAssign) and n.value is not None:
+                for tgt in (n.targets if t is ast.Assign else (n.target,)):
+                    if type(tgt) is ast.Name:
+                        assigned.setdefault(tgt.id, []).append(("value", n.value))
+                    elif type(tgt) in (ast.Tuple, ast.List) and type(n.value) in (ast.Tuple, ast.List) and \
+                            len(tgt.elts) == len(n.value.elts):
+                        for x, v in zip(tgt.elts, n.value.elts):
+                            if type(x) is ast.Name:
+                                assigned.setdefault(x.id, []).append(("value", v))
+        return assigned
+
+    def _module_name(self, name: str, output: bool, seen: frozenset = frozenset()) -> bool:
         """May `name` be bound to a module that saves its output (`output`) or its input: some value the scope
-        assigns it builds one, or a parameter's annotation names one (`b.ctor` / `module_saves_output`)."""
+        assigns it builds one (or is another name that may be one, or an attribute: `m = self.fc`), or a
+        parameter's annotation names one (`b.ctor` / `module_saves_output`)."""
         facts = self.facts
-        for value in self.assigned.get(name, ()):
-            if type(value) in (ast.Name, ast.Attribute):
+        if self._assigned is None:
+            self._assigned = self._assignments()
+        for how, value in self._assigned.get(name, ()):
+            if how == "annotation":
                 if facts.named(value, _SAVES_OUTPUT_MODULES if output else _SAVES_INPUT_MODULES):
-                    return True     # an annotation
+                    return True
+            elif type(value) is ast.Attribute:
+                return True
+            elif type(value) is ast.Name:
+                if value.id not in seen and self._module_name(value.id, output, seen | {name}):
+                    return True
             elif facts.module_saves_output(value) if output else facts._saves_input(value):
                 return True
         return False
