@@ -110,14 +110,30 @@ def test_hazards_a_parameter_written_in_a_helper_needs_a_saved_tensor_at_a_call(
     assert [(f.rule, f.span.line) for f in found if f.rule == "GF101"] == ([("GF101", 6)] if shown else [])
 
 
-def test_hazards_leaf_factory_keeps_the_scope(engine):
-    source = ("import torch\n\n\n"
+@pytest.mark.parametrize("made,line", [("w = torch.zeros(3, requires_grad=True)", 6),
+                                       ("w = torch.zeros(3)\n    w.requires_grad_()", 7),
+                                       ("w = torch.zeros(3)\n    w.requires_grad = True", 7),
+                                       ("w = nn.Parameter(torch.zeros(3))", 6)])
+def test_hazards_a_leaf_that_requires_grad_is_kept(engine, made, line):
+    # `_leaf_inplace`: the name is bound to a leaf constructor, or made to require grad by a statement
+    source = ("import torch\nimport torch.nn as nn\n\n"
               "def fit(x):\n"
-              "    w = torch.zeros(3, requires_grad=True)\n"
+              f"    {made}\n"
               "    w -= 0.1 * x\n"
               "    return w\n")
     kept, found = _same(engine, source)
-    assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", 6)]
+    assert "GF101" in kept and [(f.rule, f.span.line) for f in found] == [("GF101", line)]
+
+
+def test_hazards_a_leaf_elsewhere_in_the_scope_does_not_keep_another_name(engine):
+    source = ("import torch\nimport torch.nn as nn\n\n"
+              "def fit(x, net):\n"
+              "    w = torch.zeros(3, requires_grad=True)\n"
+              "    h = net(x) + 1\n"
+              "    h -= 0.1\n"
+              "    return w, h\n")
+    kept, found = _same(engine, source)
+    assert "GF101" not in kept and found == []
 
 
 def test_hazards_class_table_cycle_answers_every_attribute():
@@ -135,3 +151,43 @@ def test_hazards_class_table_cycle_answers_every_attribute():
     assert facts is not None and facts.class_returns_saved("A") is True
     assert "inner" in facts.class_attrs("A")[0]
     assert astindex.of(tree) is facts.ix
+
+
+def test_hazards_a_function_named_requires_grad_is_no_leaf_request(engine):
+    # `requires_grad_(model, False)`, a project helper: a call of a name, not a tensor's method
+    source = ("import torch\n\n\n"
+              "def requires_grad_(model, flag):\n"
+              "    for p in model.parameters():\n"
+              "        p.requires_grad = flag\n\n\n"
+              "def fit(net, x):\n"
+              "    requires_grad_(net, False)\n"
+              "    h = net(x) + 1\n"
+              "    h -= 0.1\n"
+              "    return h\n")
+    kept, found = _same(engine, source)
+    assert [f for f in found if f.rule == "GF101"] == []
+
+
+def test_hazards_a_deep_expression_is_decided_without_recursion_errors(engine):
+    terms = " + ".join(["x"] * 300)   # deeper than the tests' depth limit, within what libcst parses
+    source = f"import torch\n\n\ndef f(x, net):\n    y = net(x)\n    z = {terms}\n    z += y\n    return z\n"
+    kept, found = _same(engine, source)
+    assert found == []
+
+
+def test_a_condition_that_raises_keeps_its_rule(monkeypatch):
+    # the pre-pass may only skip work: a condition that cannot decide keeps the rule, and the run goes on
+    from gradfix.analysis import prepass
+
+    eng = Engine(ALL_RULES)
+    rule = next(r for r in eng.rules if r.id == "GF101")
+
+    def broken(facts):
+        raise AttributeError("a bug in a condition")
+
+    monkeypatch.setattr(rule, "may_match", broken)
+    source = "x = 1\n"
+    kept = [r.id for r in prepass.rules_for(eng.rules, ast.parse(source), source, "c.py")]
+    assert "GF101" in kept
+    findings, errors = eng.lint_source(source, "c.py")
+    assert findings == [] and errors == []

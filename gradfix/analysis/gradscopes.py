@@ -16,8 +16,8 @@ nested functions, lambdas and class bodies (no flow walks a class body; the meth
 scopes of their own).
 
 Sources (provenance.py `_GradOf`, flow.py `_for_grad`):
-- `x.requires_grad_(...)`; `m.parameters()` / `m.named_parameters()` (a module's, or iterated by a
-  `for` or a comprehension);
+- `x.requires_grad_(...)`, `x.requires_grad = ...` (a leaf for GF101's `_leaf_inplace`);
+  `m.parameters()` / `m.named_parameters()` (a module's, or iterated by a `for` or a comprehension);
 - `m.forward(...)` / `m.__call__(...)` / `m(...)` on a module: the receiver classifies as a module
   only when it is a name the scope assigns or annotates, or an expression other than an
   attribute, a subscript or a literal (`nn.Linear(2, 2).forward(x)`, `super().forward(x)`);
@@ -498,6 +498,8 @@ def scan(tree: ast.Module, parameter_names: frozenset[str], true_arg: bool,
                     if type(tgt) is ast.Name:
                         sc.bound.add(tgt.id)
                         plain.add(id(tgt))
+                    elif type(tgt) is ast.Attribute and tgt.attr == "requires_grad":
+                        sc.source = True    # `w.requires_grad = True` makes a leaf that requires grad (leaves.py)
             elif t is ast.AnnAssign:
                 if type(n.target) is ast.Name:
                     sc.bound.add(n.target.id)

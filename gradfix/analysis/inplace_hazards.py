@@ -4,259 +4,78 @@ gradscopes.py keeps a scope for GF101 when it holds an in-place op on a name tha
 hold a value that requires grad. In library forwards that is almost every scope (`hidden_states +=
 residual`), while a finding needs much more: the written tensor saved by an op autograd records, a live
 alias of it, a leaf that requires grad, or one of several views. This module replays, in source order, the
-part of `Flow`'s walk (flow.py, flow_classify.py, flow_saves.py) those findings read, with every test an
-over-approximation, so that a scope it rejects is one where GF101's `_inspect` returns None for every op.
+part of `Flow`'s walk (flow.py, flow_classify.py, flow_saves.py, provenance.py) those findings read, with
+every test an over-approximation, so that a scope it rejects is one where GF101's `_inspect` returns None for
+every op.
 
 What it mirrors (the flow keeps one current binding per name, the last in source order; a statement's value
 is walked before its targets are bound):
 - bindings: assignment and annotated-assignment targets (a name, the names of an unpacking, a dotted
   attribute), `for` and `with ... as` targets, `def` / `class` names, parameters. A binding is an alias of
   the one its value's chain starts from (`Classify.alias_root`: names, view methods and attributes, in-place
-  and maybe-alias methods, subscripts; any subscript counts here); it may save its output when its value is a
-  call `classify` may mark so (`_may_save_output`).
-- saves (`SaveEffects`): the receiver of an input-saving or binary-saving method, the positional arguments of
-  a call whose last name is an input-saving function, the first argument of a module call (`self.x(...)` with
-  `self.x` built from an input-saving module class in the class, or any call of a name the scope binds), both
-  sides of `*`, `/`, `@` and the left of `**` (whatever their kinds).
+  and maybe-alias methods, subscripts; any subscript counts here); it may be tensor-typed (`_tensor`), may
+  require grad (`_grad`: a module's call or parameter, a parameter of the function, a tensor asked for grad,
+  and what is computed from those), and may save its output when its value is a call `classify` may mark so
+  (`_may_save_output`).
+- saves (`SaveEffects`), each recorded only when what must require grad for it may (`_really_saved`) and
+  grad may be on: the receiver of an input-saving or binary-saving method, the positional arguments of a
+  call whose last name is an input-saving function, the first argument of a module call (`self.x(...)` with
+  `self.x` built from an input-saving module class in the class, or a name the scope binds to one), the
+  sides of `*` and `/` between tensors, of `@`, and the left of `**`.
 - escapes: the arguments of container methods (`append`, `update`, ...), the values stored into an attribute
   or a subscript, the elements of a display bound to a name.
 - in-place ops: augmented assignments to a name or a subscript, item assignments, calls of in-place methods.
 
 An op under a `with` that surely turns grad off, or bound to no binding, is never reported (`_inspect`'s
-first test). Else it may be reported when, for its binding or an earlier binding of the name that a path
-through `if` statements may bring to it (`_saved_on_a_skipping_path`), some binding sharing its storage was
-made by an op that may save its output, or was saved, at or before the op; or another binding shares the
-storage (a live alias); or the storage escaped before it; or the binding is a parameter of a function the
-file calls by name other than `forward` (`_saved_at_a_call_site`); or it is bound once, by unpacking a
-`chunk` / `split` / `unbind` call (`_multi_view_write`). A scope with a leaf factory (`requires_grad=`,
-`.requires_grad_()`, a Parameter) keeps every op (`_leaf_inplace`). `match` bodies are not walked: nor are
-they by the flow.
+first test). Else it may be reported when its name is one a leaf that requires grad may be bound to
+(`_leaf_inplace`); when, for its binding or an earlier binding of the name that a path through `if`
+statements may bring to it (`_saved_on_a_skipping_path`, saves inside those `if`s left out), some binding
+sharing its storage was made by an op that may save its output, or was saved, at or before the op; when its
+binding may require grad and another binding of the storage is read after the op, or the storage escaped
+before it (`live_aliases`); when the binding is a parameter of a function, other than `forward`, that some
+call in the file hands a saved tensor (`_saved_at_a_call_site`); or when it is bound once, by unpacking a
+`chunk` / `split` / `unbind` call, and may require grad (`_multi_view_write`). `match` bodies are not
+walked: nor are they by the flow.
 
-tests/test_prescan_equivalence.py runs the rule on the golden files and constructed cases with and without
-this test; bench/same_findings.py compares whole trees.
+tests/test_inplace_hazards.py keeps a reported case for each of these and drops library shapes;
+tests/test_prescan_equivalence.py runs the rules with and without the pre-pass on every golden file;
+bench/same_findings.py compares whole trees.
 """
 
 from __future__ import annotations
 
 import ast
 
-from gradfix.analysis.torchapi import (BINARY_SAVING_METHODS, INPLACE_METHODS, INPLACE_OUTPUT_SAVING_FUNCS,
-                                       INPLACE_OUTPUT_SAVING_MODULES, INPUT_SAVING_FUNCS, INPUT_SAVING_METHODS,
-                                       INPUT_SAVING_MODULES, MAYBE_ALIAS_METHODS, MODULE_MOVES, MODULE_RETURNING,
-                                       MULTI_VIEW_FUNCS, MULTI_VIEW_METHODS,
-                                       OUTPUT_SAVING_FUNCS, OUTPUT_SAVING_METHODS, OUTPUT_SAVING_MODULES,
-                                       VIEW_ATTRIBUTES, VIEW_METHODS, is_inplace_method)
+from gradfix.analysis.hazard_facts import (DEFS, SAVES_INPUT_MODULES, SAVES_OUTPUT_CALLS, SAVES_OUTPUT_MODULES,
+                                          FileFacts, dotted_name, lasts)
+from gradfix.analysis.torchapi import (BINARY_SAVING_METHODS, INPLACE_METHODS, INPUT_SAVING_FUNCS,
+                                       INPUT_SAVING_METHODS, MAYBE_ALIAS_METHODS, MULTI_VIEW_FUNCS, MULTI_VIEW_METHODS,
+                                       NON_DIFFERENTIABLE_FUNCS, NON_DIFFERENTIABLE_METHODS, OUTPUT_SAVING_METHODS,
+                                       TENSOR_FACTORIES, VIEW_ATTRIBUTES, VIEW_METHODS, is_inplace_method)
 
-
-def _lasts(names) -> frozenset[str]:
-    return frozenset(n.rsplit(".", 1)[-1] for n in names)
-
-
-# last names (a qualname's last part is the code's last name, or the original of an import's `as` name)
-_SAVES_OUTPUT_CALLS = _lasts(OUTPUT_SAVING_FUNCS) | _lasts(INPLACE_OUTPUT_SAVING_FUNCS) | OUTPUT_SAVING_METHODS
-_SAVES_OUTPUT_MODULES = _lasts(OUTPUT_SAVING_MODULES) | _lasts(INPLACE_OUTPUT_SAVING_MODULES)
-_SAVES_INPUT_FUNCS = _lasts(INPUT_SAVING_FUNCS)
-_SAVES_INPUT_MODULES = _lasts(INPUT_SAVING_MODULES)
-_WRAPPERS = _lasts(MODULE_RETURNING)
-_MULTI_VIEW = MULTI_VIEW_METHODS | _lasts(MULTI_VIEW_FUNCS)
+_SAVES_INPUT_FUNCS = lasts(INPUT_SAVING_FUNCS)
+_MULTI_VIEW = MULTI_VIEW_METHODS | lasts(MULTI_VIEW_FUNCS)
 _ALIAS_METHODS = VIEW_METHODS | MAYBE_ALIAS_METHODS | {"chunk", "split", "unbind"}
 _CONTAINER_METHODS = frozenset({"append", "extend", "insert", "add", "update", "setdefault", "put"})
-_SEQUENTIAL = frozenset({"Sequential"})
-# methods a module's kind and constructor survive: `FileIndex.ctor_of`'s and `classify`'s (a superset of both)
-_KEEPS_MODULE = MODULE_MOVES | {"bfloat16", "type", "xpu", "to_empty", "share_memory"}
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
-
-
-class _All:
-    """The set of every name (what a class table is while it is being built)."""
-
-    def __contains__(self, item) -> bool:
-        return True
-
-
-_ALL = _All()
-
-
-class FileFacts:
-    """What the test reads of the whole file: import `as` names, the classes and their attributes, the
-    functions called by name, the no_grad test of `with` items. Class tables are built on first use."""
-
-    def __init__(self, tree: ast.Module, ix, surely_no_grad, parameter_names: frozenset[str]):
-        self.ix = ix
-        self.surely_no_grad = surely_no_grad
-        self.parameter_names = parameter_names
-        self.original: dict[str, set[str]] = {}     # local `as` name -> the imported names' last parts
-        for node in ix.of_type(ast.Import, ast.ImportFrom):
-            for a in node.names:
-                if a.asname:
-                    self.original.setdefault(a.asname, set()).add(a.name.rsplit(".", 1)[-1])
-        self.classes: dict[str, list[ast.ClassDef]] = {}
-        for node in ix.of_type(ast.ClassDef):
-            self.classes.setdefault(node.name, []).append(node)
-        self.called: set[str] = set()           # filled by scan (the last names of every call of the file)
-        # filled by scan: (node, class of its `self`, last names of its own calls) per scope
-        self.scopes: list[tuple[ast.AST, str | None, set[str]]] = []
-        self._walks: dict[int, "_Walk"] = {}
-        self._attrs: dict[str, tuple[set[str], set[str]]] = {}
-        self._returns: dict[str, bool] = {}
-
-    def walk_of(self, node, cls_name: str | None) -> "_Walk":
-        walk = self._walks.get(id(node))
-        if walk is None:
-            walk = self._walks[id(node)] = _Walk(self, cls_name, node)
-            walk.block(node.body, False)
-        return walk
-
-    def saved_at_a_call(self, fn_name: str) -> bool:
-        """Some call whose last name is `fn_name`, with grad possibly on, hands a name whose storage an op
-        saved before the call (`_saved_at_a_call_site`, which resolves the call and the argument: a superset)."""
-        if fn_name not in self.called:
-            return False
-        for node, cls_name, calls in self.scopes:
-            if fn_name not in calls:
-                continue
-            walk = self.walk_of(node, cls_name)
-            for last, step, args in walk.call_sites:
-                if last == fn_name and any(walk.saved_by(b, step) for b in args):
-                    return True
-        return False
-
-    def named(self, func, names) -> bool:
-        """Whether a qualname of `func` may end in one of `names`: an attribute's last part, a name itself or
-        the original of an import binding it (`from torch import sigmoid as sg`)."""
-        t = type(func)
-        if t is ast.Attribute:
-            return func.attr in names
-        if t is ast.Name:
-            return func.id in names or any(n in names for n in self.original.get(func.id, ()))
-        return False
-
-    def class_attrs(self, cls_name: str) -> tuple[set[str], set[str]]:
-        """(attributes some `self.x = <value>` of the class may make an output-saving module, those it may make
-        an input-saving one): supersets of `output_saving_attrs` / `submodules` with an input-saving ctor."""
-        found = self._attrs.get(cls_name)
-        if found is None:
-            out: set[str] = set()
-            inp: set[str] = set()
-            self._attrs[cls_name] = (_ALL, _ALL)   # a cycle through this class: any attribute may
-            for cls in self.classes.get(cls_name, ()):
-                for n in self.ix.walk(cls):
-                    t = type(n)
-                    if (t is ast.Assign or t is ast.AnnAssign or t is ast.AugAssign) and n.value is not None:
-                        targets = n.targets if t is ast.Assign else [n.target]
-                        for tgt in targets:
-                            if type(tgt) is ast.Attribute and type(tgt.value) is ast.Name and tgt.value.id == "self":
-                                if self.module_saves_output(n.value):
-                                    out.add(tgt.attr)
-                                if self._saves_input(n.value):
-                                    inp.add(tgt.attr)
-            found = self._attrs[cls_name] = (out, inp)
-        return found
-
-    def _ctor(self, value):
-        """The constructor call of `Ctor(...).cuda()` / `weight_norm(Ctor(...))`, or None (`ctor_of`)."""
-        for _ in range(8):
-            while type(value) is ast.Call and type(value.func) is ast.Attribute and value.func.attr in _KEEPS_MODULE:
-                value = value.func.value
-            if type(value) is not ast.Call:
-                return None
-            if self.named(value.func, _WRAPPERS) and value.args:
-                value = value.args[0]
-                continue
-            return value
-        return None
-
-    def _saves_input(self, value) -> bool:
-        call = self._ctor(value)
-        return call is not None and self.named(call.func, _SAVES_INPUT_MODULES)
-
-    def module_saves_output(self, value) -> bool:
-        """May the module `value` builds keep its output (`output_saves.saves_output`): an activation of
-        torchapi's tables, a Sequential whose last layer may, a class of the file whose forward may return one."""
-        for _ in range(8):
-            call = self._ctor(value)
-            if call is None:
-                return False
-            if self.named(call.func, _SAVES_OUTPUT_MODULES):
-                return True
-            if type(call.func) is ast.Name and call.func.id in self.classes:
-                return self.class_returns_saved(call.func.id)
-            if not self.named(call.func, _SEQUENTIAL) or not call.args:
-                return False
-            value = call.args[-1]
-            if type(value) is ast.Starred or call.keywords:
-                return False
-        return False
-
-    def class_returns_saved(self, name: str) -> bool:
-        """May every `return` of the class's own `forward` give an output an op saved (over-approximating
-        `output_saves.class_returns_saved_output`; a class being asked about up the stack answers True)."""
-        if name in self._returns:
-            return self._returns[name]
-        self._returns[name] = True
-        answer = False
-        for cls in self.classes[name]:
-            forward = next((s for s in reversed(cls.body) if type(s) in _DEFS and s.name == "forward"), None)
-            if forward is not None and self._returns_saved(name, forward):
-                answer = True
-        self._returns[name] = answer
-        return answer
-
-    def _returns_saved(self, cls_name: str, forward) -> bool:
-        returns = []
-        bound: dict[str, list] = {}
-        stack = list(forward.body)
-        while stack:
-            n = stack.pop()
-            t = type(n)
-            if t in _DEFS or t is ast.Lambda:
-                return False    # a nested scope may rebind names (as output_saves.py answers)
-            if t is ast.Return:
-                returns.append(n.value)
-            elif t is ast.Assign:
-                for tgt in n.targets:
-                    for x in self.ix.walk(tgt):
-                        if type(x) is ast.Name:
-                            bound.setdefault(x.id, []).append(n.value if tgt is x else None)
-            elif t in (ast.AugAssign, ast.AnnAssign, ast.For, ast.AsyncFor, ast.NamedExpr):
-                for x in self.ix.walk(n.target):
-                    if type(x) is ast.Name:
-                        bound.setdefault(x.id, []).append(None)
-            elif t is ast.With or t is ast.AsyncWith:
-                for item in n.items:
-                    if item.optional_vars is not None:
-                        for x in self.ix.walk(item.optional_vars):
-                            if type(x) is ast.Name:
-                                bound.setdefault(x.id, []).append(None)
-            stack.extend(self.ix.children(n))
-        if not returns:
-            return False
-        for value in returns:
-            if type(value) is ast.Name:
-                values = bound.get(value.id)
-                if not values or not all(v is not None and self._saving_value(cls_name, v) for v in values):
-                    return False
-            elif not self._saving_value(cls_name, value):
-                return False
-        return True
-
-    def _saving_value(self, cls_name: str, value) -> bool:
-        if type(value) is not ast.Call:
-            return False
-        func = value.func
-        if type(func) is ast.Attribute and type(func.value) is ast.Name and func.value.id == "self":
-            return func.attr in self.class_attrs(cls_name)[0]
-        return self.named(func, _SAVES_OUTPUT_CALLS)
+_CUT_ATTRIBUTES = frozenset({"data", "grad", "shape", "dtype", "device", "ndim", "is_cuda", "requires_grad",
+                             "grad_fn", "is_leaf", "layout"})
+_PASSTHROUGH_ATTRIBUTES = frozenset({"T", "mT", "H", "mH", "real", "imag"})
+# methods whose result provenance.py reads from the receiver and arguments whatever the receiver's kind
+_THROUGH_METHODS = OUTPUT_SAVING_METHODS | INPUT_SAVING_METHODS | VIEW_METHODS | frozenset(INPLACE_METHODS) | {"clone"}
+_TENSOR_TYPES = frozenset({"Tensor", "FloatTensor"})
 
 
 class _Binding:
-    __slots__ = ("name", "step", "alias", "saves_output", "branch", "multi_view", "last_read", "tensor", "maybe")
+    __slots__ = ("name", "step", "alias", "saves_output", "branch", "multi_view", "last_read", "tensor", "maybe",
+                 "param", "grad")
 
     def __init__(self, name, step, alias, saves_output, branch, multi_view=False, tensor=False, maybe=False):
         self.name, self.step, self.alias, self.saves_output = name, step, alias, saves_output
         self.branch, self.multi_view = branch, multi_view
         self.tensor = tensor    # its kind may be TENSOR or PARAMETER, or it is a parameter of unknown type
         self.maybe = maybe      # linked to its alias through `.to()` / `.cpu()` / `.float()` (`maybe_alias`)
+        self.param = False      # a parameter of the function other than `self` / `cls`
+        self.grad = False       # may its value require grad (provenance.py `Grad`: shown, or through parameters)
         self.last_read = -2     # the last step that reads the name while it holds this binding
 
     def maybe_alias(self) -> bool:
@@ -292,19 +111,33 @@ class _Walk:
         self._tables = None
         self.step = 0
         self.branch: tuple = ()
-        self.leafy = False
+        # names `_leaf_inplace` may find a leaf that requires grad in: a binding's value asks for it (a factory
+        # given requires_grad, a Parameter, `.requires_grad_()`), or a statement sets it on the name
+        self.leaf_names: set[str] = set()
+        self.no_grad = False        # grad mode surely off where the walk is
         self.params: set[str] = set()
         if type(node) is not ast.Module:
             a = node.args
             for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, *(p for p in (a.vararg, a.kwarg) if p is not None)):
+                if p.arg in ("self", "cls"):
+                    self._bind(p.arg, -1, None, False)   # Kind.OTHER: no tensor, no parameter of unknown type
+                    continue
                 self.params.add(p.arg)
-                self._bind(p.arg, -1, None, False, tensor=p.arg not in ("self", "cls"))
+                # `_bind_params`: Kind.TENSOR for a tensor annotation, or an unannotated parameter of `forward`;
+                # any other is UNKNOWN (or MODULE): a root `_save` records and `is_tensor` may accept, but no
+                # operand `classify` makes a tensor
+                ann = p.annotation
+                kind = facts.named(ann, _TENSOR_TYPES) if ann is not None else node.name == "forward"
+                b = self._bind(p.arg, -1, None, False, tensor=kind)
+                b.param = b.grad = True     # `Grad(deps={name})`: its call sites decide
         self.node = node
         self._assigned: dict[str, list] | None = None
 
     # -- bindings ----------------------------------------------------------
-    def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False, maybe=False) -> _Binding:
+    def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False, maybe=False,
+              grad=False) -> _Binding:
         b = _Binding(name, step, alias, saves_output, self.branch, multi_view, tensor, maybe)
+        b.grad = grad and not self.no_grad      # `_value_grad`: NO under no_grad
         self.bindings.append(b)
         self.env[name] = b
         return b
@@ -329,7 +162,7 @@ class _Walk:
                     continue
                 return None, maybe
             if t is ast.Attribute:
-                dotted = _dotted(expr)
+                dotted = dotted_name(expr)
                 if dotted is not None and dotted in self.env:
                     return self.env[dotted], maybe
                 if expr.attr in VIEW_ATTRIBUTES:
@@ -341,9 +174,12 @@ class _Walk:
                 continue
             return None, maybe
 
-    def _tensor(self, expr) -> bool:
+    def _tensor(self, expr, depth: int = 0) -> bool:
         """Whether `classify(expr)` may give TENSOR or PARAMETER (gradscopes.py `_value_kind`, with names read
         through their bindings)."""
+        if depth > 40:
+            return True
+        depth += 1
         t = type(expr)
         if t is ast.Name:
             b = self.env.get(expr.id)
@@ -351,16 +187,106 @@ class _Walk:
         if t is ast.Call:
             return True
         if t is ast.BinOp:
-            return self._tensor(expr.left) or self._tensor(expr.right)
+            return self._tensor(expr.left, depth) or self._tensor(expr.right, depth)
         if t is ast.UnaryOp:
-            return self._tensor(expr.operand)
+            return self._tensor(expr.operand, depth)
         if t is ast.Subscript:
-            return self._tensor(expr.value)
+            return self._tensor(expr.value, depth)
         if t is ast.Attribute:
-            return (expr.attr in VIEW_ATTRIBUTES or expr.attr == "grad") and self._tensor(expr.value)
+            return (expr.attr in VIEW_ATTRIBUTES or expr.attr == "grad") and self._tensor(expr.value, depth)
         if t is ast.IfExp:
-            return self._tensor(expr.body) and self._tensor(expr.orelse)
+            return self._tensor(expr.body, depth) and self._tensor(expr.orelse, depth)
         return False
+
+    # -- provenance (provenance.py `_GradOf`, over-approximated: may the value be `YES` or depend on parameters)
+    def _grad(self, expr, depth: int = 0) -> bool:
+        if depth > 40:
+            return True
+        t = type(expr)
+        d = depth + 1
+        if t is ast.Name:
+            b = self.env.get(expr.id)
+            return b is not None and b.grad
+        if t is ast.Call:
+            return self._grad_call(expr, d)
+        if t is ast.Attribute:
+            if expr.attr in _CUT_ATTRIBUTES:
+                return False
+            dotted = dotted_name(expr)
+            if dotted is not None and dotted in self.env:
+                return self.env[dotted].grad
+            if expr.attr in _PASSTHROUGH_ATTRIBUTES:
+                return self._grad(expr.value, d)
+            if type(expr.value) is ast.Name and expr.value.id == "self":
+                return self.cls_name is None or expr.attr in self.facts.class_parameters(self.cls_name)
+            return False
+        if t is ast.BinOp:
+            return self._grad(expr.left, d) or self._grad(expr.right, d)
+        if t is ast.BoolOp:
+            return any(self._grad(v, d) for v in expr.values)
+        if t is ast.UnaryOp:
+            return type(expr.op) is not ast.Not and self._grad(expr.operand, d)
+        if t is ast.IfExp:
+            return self._grad(expr.body, d) or self._grad(expr.orelse, d)
+        if t in (ast.List, ast.Tuple, ast.Set):
+            return any(self._grad(e, d) for e in expr.elts)
+        if t is ast.Dict:
+            return any(self._grad(v, d) for v in expr.values)
+        if t in (ast.ListComp, ast.GeneratorExp, ast.SetComp):
+            return self._grad(expr.elt, d) or any(
+                type(g.iter) is ast.Call and type(g.iter.func) is ast.Attribute
+                and g.iter.func.attr in ("parameters", "named_parameters") for g in expr.generators)
+        if t is ast.Subscript or t is ast.Starred or t is ast.NamedExpr:
+            return self._grad(expr.value, d)
+        return False        # literals, comparisons, lambdas, f-strings: NO; anything else UNKNOWN
+
+    def _args_grad(self, call: ast.Call, d: int) -> bool:
+        return any(self._grad(a, d) for a in call.args) or any(
+            self._grad(k.value, d) for k in call.keywords if k.arg not in ("dim", "keepdim", "dtype", "device"))
+
+    def _grad_call(self, call: ast.Call, d: int) -> bool:
+        func = call.func
+        facts = self.facts
+        for k in call.keywords:
+            if k.arg == "requires_grad" and not (type(k.value) is ast.Constant and k.value.value is False):
+                return True     # a factory, a Parameter or a Variable asked for it
+        if facts.named(func, facts.parameter_names):
+            return True
+        for q in facts.qualnames(func):
+            if type(func) is ast.Attribute and (q is None or not q.startswith(("torch.", "numpy."))):
+                if self._method_grad(call, func, d):
+                    return True
+                continue
+            if type(func) is ast.Name and func.id in self._assignments_keys():
+                return True     # a module bound in the scope: its output (`module_output_grad`)
+            if q is None or q.startswith("numpy.") or not q.startswith("torch."):
+                continue        # UNKNOWN or NO
+            if q in TENSOR_FACTORIES or q in NON_DIFFERENTIABLE_FUNCS:
+                continue        # a factory not asked for grad, or an integer / boolean result
+            if self._args_grad(call, d):
+                return True     # `torch.cat(xs)`: its arguments' (a module's constructor is NO: a superset)
+        return False
+
+    def _method_grad(self, call: ast.Call, func: ast.Attribute, d: int) -> bool:
+        meth = func.attr
+        recv = func.value
+        if meth in NON_DIFFERENTIABLE_METHODS:
+            return False
+        if meth == "requires_grad_":
+            return not (call.args and type(call.args[0]) is ast.Constant and call.args[0].value is False)
+        if meth in ("forward", "__call__", "parameters", "named_parameters"):
+            return True     # a module's call or its parameters (or `super().forward(x)`)
+        if type(recv) is ast.Name and recv.id == "self":
+            if self.cls_name is None or meth in self.facts.class_attrs_called(self.cls_name) or \
+                    meth in self.facts.class_parameters(self.cls_name):
+                return True     # a submodule's call
+            return meth in _THROUGH_METHODS and self._args_grad(call, d)
+        return self._grad(recv, d) or self._args_grad(call, d)
+
+    def _assignments_keys(self):
+        if self._assigned is None:
+            self._assigned = self._assignments()
+        return self._assigned
 
     def _may_save_output(self, value) -> bool:
         """Whether `classify(value)` may say "saves its output" (only a call can)."""
@@ -371,9 +297,9 @@ class _Walk:
         if type(func) is ast.Attribute:
             if type(func.value) is ast.Name and func.value.id == "self":
                 return self.cls_name is None or func.attr in facts.class_attrs(self.cls_name)[0]
-            return func.attr in _SAVES_OUTPUT_CALLS
+            return func.attr in SAVES_OUTPUT_CALLS
         if type(func) is ast.Name:
-            return facts.named(func, _SAVES_OUTPUT_CALLS) or self._module_name(func.id, True)
+            return facts.named(func, SAVES_OUTPUT_CALLS) or self._module_name(func.id, True)
         return False
 
     def _assignments(self) -> dict[str, list]:
@@ -407,7 +333,7 @@ class _Walk:
             self._assigned = self._assignments()
         for how, value in self._assigned.get(name, ()):
             if how == "annotation":
-                if facts.named(value, _SAVES_OUTPUT_MODULES if output else _SAVES_INPUT_MODULES):
+                if facts.named(value, SAVES_OUTPUT_MODULES if output else SAVES_INPUT_MODULES):
                     return True
             elif type(value) is ast.Attribute:
                 return True
@@ -452,11 +378,15 @@ class _Walk:
         elif t is ast.For or t is ast.AsyncFor:
             self._expr(stmt.iter, no_grad)
             it = stmt.iter
-            params = type(it) is ast.Call and type(it.func) is ast.Attribute and it.func.attr in ("parameters", "buffers")
-            if params and type(stmt.target) is ast.Name:
-                self._bind(stmt.target.id, self.step, None, False, tensor=True)     # Kind.PARAMETER
+            attr = it.func.attr if type(it) is ast.Call and type(it.func) is ast.Attribute else None
+            grad = attr in ("parameters", "named_parameters")       # `_for_grad`: YES, else UNKNOWN or NO
+            for x in self.facts.ix.walk(stmt.target):
+                if type(x) is ast.Name:
+                    self._leaf_value(x.id, it)      # `for w in torch.zeros(2, requires_grad=True)`
+            if attr in ("parameters", "buffers") and type(stmt.target) is ast.Name:
+                self._bind(stmt.target.id, self.step, None, False, tensor=True, grad=grad)     # Kind.PARAMETER
             else:
-                self._bind_target(stmt.target)
+                self._bind_target(stmt.target, grad)
             self.step += 1
             self.block(stmt.body, no_grad)
             self.block(stmt.orelse, no_grad)
@@ -478,7 +408,7 @@ class _Walk:
                 self.block(h.body, no_grad)
             self.block(stmt.orelse, no_grad)
             self.block(stmt.finalbody, no_grad)
-        elif t in _DEFS or t is ast.ClassDef:
+        elif t in DEFS or t is ast.ClassDef:
             self._bind(stmt.name, self.step, None, False)
         elif t is ast.Match:
             self._expr(stmt.subject, no_grad)
@@ -490,7 +420,7 @@ class _Walk:
     def _with_no_grad(self, stmt, outer: bool) -> bool:
         """Grad surely off in the body: the first item is a call that surely resolves to a no_grad context,
         or grad was off and every item is such a call (anything else might turn grad back on)."""
-        surely = [type(i.context_expr) is ast.Call and self.facts.surely_no_grad(_dotted(i.context_expr.func))
+        surely = [type(i.context_expr) is ast.Call and self.facts.surely_no_grad(dotted_name(i.context_expr.func))
                   for i in stmt.items]
         return surely[0] or (outer and all(surely))
 
@@ -522,20 +452,22 @@ class _Walk:
                 if isinstance(child, ast.expr):
                     self._expr(child, no_grad)
 
-    def _bind_target(self, target) -> None:
+    def _bind_target(self, target, grad: bool = False) -> None:
+        """`_bind_target`: a name, or each name of a tuple (the last element keeps the loop's grad)."""
         t = type(target)
         if t is ast.Name:
-            self._bind(target.id, self.step, None, False)
+            self._bind(target.id, self.step, None, False, grad=grad)
         elif t is ast.Tuple or t is ast.List:
             for el in target.elts:
-                self._bind_target(el.value if type(el) is ast.Starred else el)
+                self._bind_target(el.value if type(el) is ast.Starred else el, grad and el is target.elts[-1])
 
     def _assign(self, target, value, no_grad: bool) -> None:
         t = type(target)
         if t is ast.Name:
             alias, maybe = self._link(value)
             self._bind(target.id, self.step, alias, self._may_save_output(value), self._multi_view(value),
-                       self._tensor(value), maybe)
+                       self._tensor(value), maybe, self._grad(value))
+            self._leaf_value(target.id, value)
             if type(value) in (ast.List, ast.Tuple, ast.Set):
                 for el in value.elts:
                     self._escape(el)
@@ -551,32 +483,51 @@ class _Walk:
             alias, maybe = self._link(value)
             multi = self._multi_view(value)
             tensor = self._tensor(value)
+            grad = self._grad(value)
             for el in target.elts:
                 tg = el.value if type(el) is ast.Starred else el
                 if type(tg) is ast.Name:
-                    self._bind(tg.id, self.step, alias, False, multi, tensor, maybe)
+                    self._bind(tg.id, self.step, alias, False, multi, tensor, maybe, grad)
+                    self._leaf_value(tg.id, value)
                 elif type(tg) not in (ast.Tuple, ast.List):
                     self._assign(tg, value, no_grad)
         elif t is ast.Attribute:
             self._expr(target.value, no_grad)
             self._escape(value)
-            dotted = _dotted(target)
+            if target.attr == "requires_grad" and type(target.value) is ast.Name:
+                self.leaf_names.add(target.value.id)    # `w.requires_grad = True` (`requires_grad_set`)
+            dotted = dotted_name(target)
             if dotted is not None:
                 alias, maybe = self._link(value)
-                self._bind(dotted, self.step, alias, False, tensor=self._tensor(value), maybe=maybe)
+                self._bind(dotted, self.step, alias, False, tensor=self._tensor(value), maybe=maybe,
+                           grad=self._grad(value))
         elif t is ast.Subscript:
             self._expr(target, no_grad)
             self._escape(value)
             self._event(self._root(target.value), no_grad)
+
+    def _leaf_value(self, name: str, value) -> None:
+        """`leaf_ctor(value)` may be a leaf that requires grad: some call in it is given `requires_grad=`, is a
+        `.requires_grad_()` or a Parameter."""
+        facts = self.facts
+        for n in facts.ix.walk(value):
+            if type(n) is ast.Call and (any(k.arg == "requires_grad" for k in n.keywords) or
+                                        facts.named(n.func, facts.parameter_names) or
+                                        type(n.func) is ast.Attribute and n.func.attr == "requires_grad_"):
+                self.leaf_names.add(name)
+                return
 
     def _escape(self, expr) -> None:
         b = self._root(expr)
         if b is not None:
             self.escapes.append((b, self.step))
 
-    def _save(self, expr) -> None:
+    def _save(self, expr, cond: bool) -> None:
+        """`_save`: recorded when grad mode may be on and `cond` (what must require grad) may."""
+        if not cond or self.no_grad:
+            return
         b = self._root(expr)
-        if b is not None and b.tensor:      # `_save` records only a tensor's (or an unknown parameter's) root
+        if b is not None and (b.tensor or b.param):  # a tensor's root, or a parameter's (`_save`)
             self.saves.append((b, self.step, self.branch))
 
     def _event(self, b, no_grad: bool) -> None:
@@ -586,6 +537,7 @@ class _Walk:
     # -- expressions (flow.py `_expr`, flow_saves.py) ---------------------------
     def _expr(self, expr, no_grad: bool) -> None:
         facts = self.facts
+        self.no_grad = no_grad
         stack = [expr]
         while stack:
             node = stack.pop()
@@ -603,23 +555,25 @@ class _Walk:
                 op = type(node.op)
                 if op is ast.Pow:
                     if self._tensor(node.left):
-                        self._save(node.left)
+                        self._save(node.left, self._grad(node.left))
                 elif op is ast.MatMult or (op is ast.Mult and self._tensor(node.left) and self._tensor(node.right)) \
                         or (op is ast.Div and self._tensor(node.right)):
-                    self._save(node.left)
-                    self._save(node.right)
+                    # `_product_saves`: each side for the other's gradient (a divisor for either's)
+                    lg, rg = self._grad(node.left), self._grad(node.right)
+                    self._save(node.left, rg)
+                    self._save(node.right, lg or rg if op is ast.Div else lg)
             stack.extend(facts.ix.children(node))
 
     def _call(self, call: ast.Call, no_grad: bool) -> None:
         func = call.func
         facts = self.facts
         last = func.attr if type(func) is ast.Attribute else func.id if type(func) is ast.Name else None
-        if any(k.arg == "requires_grad" for k in call.keywords) or last == "requires_grad_" or \
-                last in facts.parameter_names:
-            self.leafy = True
+        if last == "requires_grad_" and type(func) is ast.Attribute and type(func.value) is ast.Name:
+            self.leaf_names.add(func.value.id)      # `w.requires_grad_()` after `w = torch.zeros(3)`
         first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
         if last is not None and not no_grad:
-            passed = [self.env.get(a.id) for a in (*call.args, *(k.value for k in call.keywords)) if type(a) is ast.Name]
+            passed = [self.env.get(a.id) for a in (*call.args, *(k.value for k in call.keywords))
+                      if type(a) is ast.Name]
             if passed:
                 self.call_sites.append((last, self.step, [b for b in passed if b is not None]))
         if type(func) is ast.Attribute:
@@ -629,10 +583,11 @@ class _Walk:
             recv = func.value
             if self._tensor(recv) or (type(recv) is ast.Name and recv.id in self.params):
                 if meth in INPUT_SAVING_METHODS:
-                    self._save(recv)
+                    self._save(recv, self._grad(recv))
                 elif meth in BINARY_SAVING_METHODS and first is not None and self._tensor(first):
-                    self._save(recv)
-                    self._save(first)
+                    lg, rg = self._grad(recv), self._grad(first)
+                    self._save(recv, rg)
+                    self._save(first, lg or rg if meth in ("div", "divide") else lg)
             if meth in _CONTAINER_METHODS:
                 for arg in call.args:
                     self._escape(arg)
@@ -640,12 +595,13 @@ class _Walk:
                     self._escape(k.value)
             if type(func.value) is ast.Name and func.value.id == "self" and first is not None and (
                     self.cls_name is None or meth in facts.class_attrs(self.cls_name)[1]):
-                self._save(first)       # `self.fc(x)`: a Linear saves its input
+                self._save(first, self._grad(call))     # `self.fc(x)`: a Linear saves its input
         elif type(func) is ast.Name and first is not None and self._module_name(func.id, False):
-            self._save(first)           # `fc(x)` with `fc` a module the scope binds
+            self._save(first, self._grad(call))         # `fc(x)` with `fc` a module the scope binds
         if facts.named(func, _SAVES_INPUT_FUNCS):
+            cond = self._grad(call)
             for arg in call.args:
-                self._save(arg)
+                self._save(arg, cond)
 
     # -- the test --------------------------------------------------------------
     def _groups(self):
@@ -670,17 +626,16 @@ class _Walk:
         by_root, saves, _escaped = self._groups()
         r = id(b.root())
         if skipped:
-            return any(i <= step and not any(cid in skipped for cid, _k in branch) for i, branch in saves.get(r, ())) \
-                or any(m.saves_output and 0 <= m.step <= step and not any(cid in skipped for cid, _k in m.branch)
-                       for m in by_root[r])
+            def outside(branch) -> bool:
+                return not any(cid in skipped for cid, _k in branch)
+            return any(i <= step and outside(branch) for i, branch in saves.get(r, ())) or any(
+                m.saves_output and m.grad and 0 <= m.step <= step and outside(m.branch) for m in by_root[r])
         return any(i <= step for i, _branch in saves.get(r, ())) or \
-            any(m.saves_output and 0 <= m.step <= step for m in by_root[r])
+            any(m.saves_output and m.grad and 0 <= m.step <= step for m in by_root[r])
 
     def may_show(self, fn_name: str | None) -> bool:
         if not self.events:
             return False
-        if self.leafy:
-            return True
         by_root, _saves, escaped_at = self._groups()
         by_name: dict[str, list[_Binding]] = {}
         for b in self.bindings:
@@ -688,18 +643,23 @@ class _Walk:
         caller = None      # a call site of the function handing a saved tensor (computed once, if asked)
         for step, b, branch in self.events:
             same_name = by_name[b.name]
-            if len(same_name) == 1 and b.multi_view:
+            if b.name in self.leaf_names:
+                return True                 # `_leaf_inplace`: `leaf_at` needs a leaf constructor for the name
+            if len(same_name) == 1 and b.multi_view and b.grad:
                 return True                 # `_multi_view_write`
-            if b.tensor:                    # `flow.is_tensor(binding)`: `_inspect`'s own tests
+            if b.tensor or b.param:         # `flow.is_tensor(binding)`: `_inspect`'s own tests
                 r = id(b.root())
-                if self.saved_by(b, step) or escaped_at.get(r, step) < step:
+                if self.saved_by(b, step):
                     return True
-                if not b.maybe_alias() and any(m is not b and m.step < step < m.last_read and not m.maybe_alias()
-                                               for m in by_root[r]):
+                # no save: only a live alias of a tensor that requires grad (`flow.holds(binding.grad)`)
+                if b.grad and escaped_at.get(r, step) < step:
+                    return True
+                if b.grad and not b.maybe_alias() and any(
+                        m is not b and m.step < step < m.last_read and not m.maybe_alias() for m in by_root[r]):
                     return True             # another holder of the storage is read after the op (`live_aliases`)
-                if b.step < 0 and fn_name is not None and fn_name != "forward":
+                if b.param and fn_name is not None and fn_name != "forward":
                     if caller is None:
-                        caller = self.facts.saved_at_a_call(fn_name)
+                        caller = saved_at_a_call(self.facts, fn_name)
                     if caller:
                         return True         # `_saved_at_a_call_site`
             # `_saved_on_a_skipping_path`: an earlier binding that reaches the op when `if`s rebinding the name do
@@ -719,22 +679,11 @@ class _Walk:
                         seen[outer] = frozenset(skipped)
                         skipped.add(outer)
                     own = seen[outer]
-                if c is not b and c.tensor and own and self.saved_by(c, step, own):
+                if c is not b and (c.tensor or c.param) and own and self.saved_by(c, step, own):
                     return True
                 if outer is None:
                     break                   # this binding surely ran before the op: earlier ones do not reach it
         return False
-
-
-def _dotted(expr) -> str | None:
-    parts: list[str] = []
-    while type(expr) is ast.Attribute:
-        parts.append(expr.attr)
-        expr = expr.value
-    if type(expr) is not ast.Name:
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _parallel_pairs(target, value, ix):
@@ -753,4 +702,26 @@ def _parallel_pairs(target, value, ix):
 
 def may_show(facts: FileFacts, node, cls_name: str | None) -> bool:
     """Whether GF101 may report an in-place op of the scope `node` (a function or the module)."""
-    return facts.walk_of(node, cls_name).may_show(None if type(node) is ast.Module else node.name)
+    return walk_of(facts, node, cls_name).may_show(None if type(node) is ast.Module else node.name)
+
+
+def walk_of(facts: FileFacts, node, cls_name: str | None) -> "_Walk":
+    walk = facts.walks.get(id(node))
+    if walk is None:
+        walk = facts.walks[id(node)] = _Walk(facts, cls_name, node)
+        walk.block(node.body, False)
+    return walk
+
+def saved_at_a_call(facts: FileFacts, fn_name: str) -> bool:
+    """Some call whose last name is `fn_name`, with grad possibly on, hands a name whose storage an op
+    saved before the call (`_saved_at_a_call_site`, which resolves the call and the argument: a superset)."""
+    if fn_name not in facts.called:
+        return False
+    for node, cls_name, calls in facts.scopes:
+        if fn_name not in calls:
+            continue
+        walk = walk_of(facts, node, cls_name)
+        for last, step, args in walk.call_sites:
+            if last == fn_name and any(walk.saved_by(b, step) for b in args):
+                return True
+    return False

@@ -437,9 +437,17 @@ def facts_of(tree: ast.Module, text: str, path: str = "") -> Facts:
 
 
 def rules_for(rules, tree: ast.Module, text: str, path: str = "") -> list:
-    """The rules whose necessary condition holds in the file (in their order)."""
+    """The rules whose necessary condition holds in the file (in their order). A condition that raises keeps its
+    rule: the pre-pass may only skip work, and the rule's own run reports what is wrong."""
     facts = facts_of(tree, text, path)
-    return [r for r in rules if r.may_match(facts)]
+    return [r for r in rules if _may_match(r, facts)]
+
+
+def _may_match(rule, facts) -> bool:
+    try:
+        return bool(rule.may_match(facts))
+    except Exception:       # RecursionError included
+        return True
 
 
 _PARAMETRIC_LASTS = frozenset(q.rsplit(".", 1)[-1] for q in PARAMETRIC_MODULES)
