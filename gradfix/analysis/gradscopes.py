@@ -59,6 +59,7 @@ import ast
 import re
 
 from gradfix.analysis import astindex, inplace_hazards
+from gradfix.analysis.hazard_facts import registered_names
 from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, VIEW_ATTRIBUTES, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -207,10 +208,10 @@ def _class_attrs(cls: ast.ClassDef, parameter_names: frozenset[str],
                 called.add(tgt.attr)
                 if _last(n.value.func) in parameter_names:
                     params.add(tgt.attr)
-        elif t is ast.Call and _last(n.func) == "register_parameter" and n.args \
-                and type(n.args[0]) is ast.Constant and isinstance(n.args[0].value, str):
-            called.add(n.args[0].value)
-            params.add(n.args[0].value)
+        elif t is ast.Call and _last(n.func) == "register_parameter":
+            names = registered_names(n)     # positional or `name="w"`
+            called.update(names)
+            params.update(names)
     return called, params
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 
 from gradfix.analysis.torchapi import (INPLACE_OUTPUT_SAVING_FUNCS, INPLACE_OUTPUT_SAVING_MODULES, INPUT_SAVING_MODULES,
-                                       MODULE_MOVES, MODULE_RETURNING, OUTPUT_SAVING_FUNCS, OUTPUT_SAVING_METHODS,
+                                       MODULE_IF_GIVEN_ONE, MODULE_MOVES, MODULE_RETURNING, OUTPUT_SAVING_FUNCS, OUTPUT_SAVING_METHODS,
                                        OUTPUT_SAVING_MODULES)
 
 
@@ -20,7 +20,7 @@ def lasts(names) -> frozenset[str]:
 SAVES_OUTPUT_CALLS = lasts(OUTPUT_SAVING_FUNCS) | lasts(INPLACE_OUTPUT_SAVING_FUNCS) | OUTPUT_SAVING_METHODS
 SAVES_OUTPUT_MODULES = lasts(OUTPUT_SAVING_MODULES) | lasts(INPLACE_OUTPUT_SAVING_MODULES)
 SAVES_INPUT_MODULES = lasts(INPUT_SAVING_MODULES)
-_WRAPPERS = lasts(MODULE_RETURNING)
+_WRAPPERS = lasts(MODULE_RETURNING) | lasts(MODULE_IF_GIVEN_ONE)   # `torch.compile(nn.Sigmoid())` too
 _SEQUENTIAL = frozenset({"Sequential"})
 # methods a module's kind and constructor survive: `FileIndex.ctor_of`'s and `classify`'s (a superset of both)
 _KEEPS_MODULE = MODULE_MOVES | {"bfloat16", "type", "xpu", "to_empty", "share_memory"}
@@ -105,9 +105,8 @@ class FileFacts:
                         if type(tgt) is ast.Attribute and type(tgt.value) is ast.Name and tgt.value.id == "self" \
                                 and self.named(n.value.func, self.parameter_names):
                             found.add(tgt.attr)
-                    elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "register_parameter" \
-                            and n.args and type(n.args[0]) is ast.Constant and isinstance(n.args[0].value, str):
-                        found.add(n.args[0].value)
+                    elif t is ast.Call and type(n.func) is ast.Attribute and n.func.attr == "register_parameter":
+                        found.update(registered_names(n))
         return found
 
     def class_attrs_called(self, cls_name: str) -> set[str]:
@@ -251,3 +250,9 @@ def dotted_name(expr) -> str | None:
         return None
     parts.append(expr.id)
     return ".".join(reversed(parts))
+
+
+def registered_names(call: ast.Call) -> list[str]:
+    """The name a `register_parameter(...)` call gives, positional or `name=` (libcst's first `Arg`)."""
+    first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+    return [first.value] if type(first) is ast.Constant and isinstance(first.value, str) else []

@@ -67,7 +67,7 @@ _TENSOR_TYPES = frozenset({"Tensor", "FloatTensor"})
 
 class _Binding:
     __slots__ = ("name", "step", "alias", "saves_output", "branch", "multi_view", "last_read", "tensor", "maybe",
-                 "param", "grad")
+                 "param", "grad", "loops")
 
     def __init__(self, name, step, alias, saves_output, branch, multi_view=False, tensor=False, maybe=False):
         self.name, self.step, self.alias, self.saves_output = name, step, alias, saves_output
@@ -75,6 +75,7 @@ class _Binding:
         self.tensor = tensor    # its kind may be TENSOR or PARAMETER, or it is a parameter of unknown type
         self.maybe = maybe      # linked to its alias through `.to()` / `.cpu()` / `.float()` (`maybe_alias`)
         self.param = False      # a parameter of the function other than `self` / `cls`
+        self.loops: tuple = ()  # the loops it is bound in
         self.grad = False       # may its value require grad (provenance.py `Grad`: shown, or through parameters)
         self.last_read = -2     # the last step that reads the name while it holds this binding
 
@@ -109,12 +110,17 @@ class _Walk:
         # (callee's last name, step, bindings of the names passed) of the calls made with grad possibly on
         self.call_sites: list[tuple[str, int, list[_Binding]]] = []
         self._tables = None
+        self._caller: bool | None = None    # a call site of the function hands a saved tensor (asked once)
         self.step = 0
         self.branch: tuple = ()
         # names `_leaf_inplace` may find a leaf that requires grad in: a binding's value asks for it (a factory
         # given requires_grad, a Parameter, `.requires_grad_()`), or a statement sets it on the name
         self.leaf_names: set[str] = set()
         self.no_grad = False        # grad mode surely off where the walk is
+        # the loops, `with` and `try` statements around the statement walked (their ids): a binding in one the op
+        # is not in may not have run (a loop), or be one the flow never made (libcst walks no statement of a
+        # one-line suite, `with ctx: h = f(x)`, which CPython's tree does not tell apart)
+        self.loops: tuple = ()
         self.params: set[str] = set()
         if type(node) is not ast.Module:
             a = node.args
@@ -135,9 +141,10 @@ class _Walk:
 
     # -- bindings ----------------------------------------------------------
     def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False, maybe=False,
-              grad=False) -> _Binding:
+              grad=False, masked=True) -> _Binding:
         b = _Binding(name, step, alias, saves_output, self.branch, multi_view, tensor, maybe)
-        b.grad = grad and not self.no_grad      # `_value_grad`: NO under no_grad
+        b.grad = grad and not (masked and self.no_grad)     # `_value_grad`: NO under no_grad
+        b.loops = self.loops
         self.bindings.append(b)
         self.env[name] = b
         return b
@@ -155,6 +162,10 @@ class _Walk:
                 return self.env.get(expr.id), maybe
             if t is ast.Call and type(expr.func) is ast.Attribute:
                 meth = expr.func.attr
+                if meth in ("to", "type", "float", "double", "half") and any(
+                        k.arg == "copy" and type(k.value) is ast.Constant and k.value.value is True
+                        for k in expr.keywords):
+                    return None, maybe      # `_copies`: an explicit copy
                 if meth in _ALIAS_METHODS or meth in INPLACE_METHODS or is_inplace_method(meth):
                     if meth in MAYBE_ALIAS_METHODS and meth not in VIEW_METHODS:
                         maybe = True
@@ -384,35 +395,45 @@ class _Walk:
                 if type(x) is ast.Name:
                     self._leaf_value(x.id, it)      # `for w in torch.zeros(2, requires_grad=True)`
             if attr in ("parameters", "buffers") and type(stmt.target) is ast.Name:
-                self._bind(stmt.target.id, self.step, None, False, tensor=True, grad=grad)     # Kind.PARAMETER
+                self._bind(stmt.target.id, self.step, None, False, tensor=True, grad=grad,
+                           masked=False)     # Kind.PARAMETER; `_for_grad` is not masked under no_grad
             else:
-                self._bind_target(stmt.target, grad)
+                self._bind_target(stmt.target, grad, masked=False)
             self.step += 1
+            self.loops += (id(stmt),)
             self.block(stmt.body, no_grad)
             self.block(stmt.orelse, no_grad)
+            self.loops = self.loops[:-1]
         elif t is ast.While:
             self._expr(stmt.test, no_grad)
             self.step += 1
-            self.block(stmt.body, no_grad)
-            self.block(stmt.orelse, no_grad)
+            self.loops += (id(stmt),)
+            self.block(stmt.body, no_grad)     # the flow walks no `else` of a `while`
+            self.loops = self.loops[:-1]
         elif t is ast.With or t is ast.AsyncWith:
             for item in stmt.items:
                 self._expr(item.context_expr, no_grad)
                 if item.optional_vars is not None:
                     self._bind_target(item.optional_vars)
             self.step += 1
+            self.loops += (id(stmt),)
             self.block(stmt.body, self._with_no_grad(stmt, no_grad))
-        elif t is ast.Try or t.__name__ == "TryStar":
+            self.loops = self.loops[:-1]
+        elif t is ast.Try:
+            self.loops += (id(stmt),)
             self.block(stmt.body, no_grad)
             for h in stmt.handlers:
                 self.block(h.body, no_grad)
             self.block(stmt.orelse, no_grad)
             self.block(stmt.finalbody, no_grad)
+            self.loops = self.loops[:-1]
         elif t in DEFS or t is ast.ClassDef:
             self._bind(stmt.name, self.step, None, False)
         elif t is ast.Match:
             self._expr(stmt.subject, no_grad)
             self.step += 1
+        elif t.__name__ == "TryStar":
+            self.step += 1      # libcst's TryStar is walked as a compound statement with no expression
         else:
             self._small(stmt, no_grad)
             self.step += 1
@@ -452,14 +473,15 @@ class _Walk:
                 if isinstance(child, ast.expr):
                     self._expr(child, no_grad)
 
-    def _bind_target(self, target, grad: bool = False) -> None:
+    def _bind_target(self, target, grad: bool = False, masked: bool = True) -> None:
         """`_bind_target`: a name, or each name of a tuple (the last element keeps the loop's grad)."""
         t = type(target)
         if t is ast.Name:
-            self._bind(target.id, self.step, None, False, grad=grad)
+            self._bind(target.id, self.step, None, False, grad=grad, masked=masked)
         elif t is ast.Tuple or t is ast.List:
             for el in target.elts:
-                self._bind_target(el.value if type(el) is ast.Starred else el, grad and el is target.elts[-1])
+                self._bind_target(el.value if type(el) is ast.Starred else el, grad and el is target.elts[-1],
+                                  masked)
 
     def _assign(self, target, value, no_grad: bool) -> None:
         t = type(target)
@@ -532,7 +554,7 @@ class _Walk:
 
     def _event(self, b, no_grad: bool) -> None:
         if b is not None and not no_grad:
-            self.events.append((self.step, b, self.branch))
+            self.events.append((self.step, b, self.branch, self.loops))
 
     # -- expressions (flow.py `_expr`, flow_saves.py) ---------------------------
     def _expr(self, expr, no_grad: bool) -> None:
@@ -571,6 +593,8 @@ class _Walk:
         if last == "requires_grad_" and type(func) is ast.Attribute and type(func.value) is ast.Name:
             self.leaf_names.add(func.value.id)      # `w.requires_grad_()` after `w = torch.zeros(3)`
         first = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+        if type(first) is ast.Starred:
+            first = first.value     # libcst's `Arg.value` of `*ys`
         if last is not None and not no_grad:
             passed = [self.env.get(a.id) for a in (*call.args, *(k.value for k in call.keywords))
                       if type(a) is ast.Name]
@@ -640,37 +664,29 @@ class _Walk:
         by_name: dict[str, list[_Binding]] = {}
         for b in self.bindings:
             by_name.setdefault(b.name, []).append(b)
-        caller = None      # a call site of the function handing a saved tensor (computed once, if asked)
-        for step, b, branch in self.events:
+        for step, b, branch, loops in self.events:
             same_name = by_name[b.name]
             if b.name in self.leaf_names:
                 return True                 # `_leaf_inplace`: `leaf_at` needs a leaf constructor for the name
             if len(same_name) == 1 and b.multi_view and b.grad:
                 return True                 # `_multi_view_write`
-            if b.tensor or b.param:         # `flow.is_tensor(binding)`: `_inspect`'s own tests
-                r = id(b.root())
-                if self.saved_by(b, step):
-                    return True
-                # no save: only a live alias of a tensor that requires grad (`flow.holds(binding.grad)`)
-                if b.grad and escaped_at.get(r, step) < step:
-                    return True
-                if b.grad and not b.maybe_alias() and any(
-                        m is not b and m.step < step < m.last_read and not m.maybe_alias() for m in by_root[r]):
-                    return True             # another holder of the storage is read after the op (`live_aliases`)
-                if b.param and fn_name is not None and fn_name != "forward":
-                    if caller is None:
-                        caller = saved_at_a_call(self.facts, fn_name)
-                    if caller:
-                        return True         # `_saved_at_a_call_site`
+            if self._shown_directly(b, step, fn_name):
+                return True
             # `_saved_on_a_skipping_path`: an earlier binding that reaches the op when `if`s rebinding the name do
             # not run; saves inside those `if`s do not count (`reaching`'s `skipped` for it: the chains of the
             # bindings passed before its own chain)
             inside = dict(branch)
             skipped: set[int] = set()
             seen: dict[int, frozenset] = {}
+            passed_block = False    # an earlier binding may then be the flow's own binding of the op
             for c in reversed([o for o in same_name if o.step < step or o is b]):
                 if any(inside.get(cid, k) != k for cid, k in c.branch):
                     continue                # in another branch of an `if` the op is in (`flow.exclusive`)
+                if c is not b and passed_block and self._shown_directly(c, step, fn_name):
+                    return True
+                if any(loop not in loops for loop in c.loops):
+                    passed_block = True     # earlier bindings may reach the op too
+                    continue
                 outer = next((cid for cid, k in c.branch if cid not in inside), None)
                 if outer is None:
                     own = frozenset(skipped)
@@ -685,6 +701,32 @@ class _Walk:
                     break                   # this binding surely ran before the op: earlier ones do not reach it
         return False
 
+    def _shown_directly(self, b: _Binding, step: int, fn_name: str | None) -> bool:
+        """`_inspect`'s tests on the op's own binding: saved, or a live alias or escape of a tensor that requires
+        grad, or a parameter some call site hands a saved tensor."""
+        if not (b.tensor or b.param):       # `flow.is_tensor(binding)`
+            return False
+        by_root, _saves, escaped_at = self._groups()
+        r = id(b.root())
+        if self.saved_by(b, step):
+            return True
+        # no save: only a live alias of a tensor that requires grad (`flow.holds(binding.grad)`)
+        if b.grad and escaped_at.get(r, step) < step:
+            return True
+        if b.grad and not b.maybe_alias() and any(
+                m is not b and m.step < step < m.last_read and not m.maybe_alias() for m in by_root[r]):
+            return True             # another holder of the storage is read after the op (`live_aliases`)
+        if b.param and fn_name is not None and fn_name != "forward":
+            if self._caller is None:
+                self._caller = saved_at_a_call(self.facts, fn_name)
+            return self._caller     # `_saved_at_a_call_site`
+        return False
+
+
+def _identifier(n) -> str | None:
+    t = type(n)
+    return n.id if t is ast.Name else n.attr if t is ast.Attribute else n.arg if t in (ast.keyword, ast.arg) else None
+
 
 def _parallel_pairs(target, value, ix):
     """flow.py `_parallel_pairs`: `a, b = x, y` assigned position by position."""
@@ -695,7 +737,8 @@ def _parallel_pairs(target, value, ix):
     if not all(type(e) is ast.Name for e in target.elts):
         return None
     names = {e.id for e in target.elts}
-    if any(type(n) is ast.Name and n.id in names for v in value.elts for n in ix.walk(v)):
+    # libcst's walk meets an attribute's and a keyword's name as a Name too (`a, b = self.a, h` is no pair)
+    if any(_identifier(n) in names for v in value.elts for n in ix.walk(v)):
         return None
     return list(zip(target.elts, value.elts))
 
