@@ -71,8 +71,6 @@ DROPPED = [
     "h = self.lin(x)\nh = h.view(-1)\nh += 1\nreturn h",
     # under no_grad
     "h = self.act(self.lin(x))\nwith torch.no_grad():\n    h += 1\nreturn h",
-    # a maybe-alias (`.float()` may copy): `live_aliases` does not count it
-    "h = self.lin(x)\nc = h.float()\nh += 1\nreturn c",
     # the earlier binding was saved only inside the `if` whose skipping would bring it to the op
     "h = x + 1\nif self.flag:\n    h = self.lin(h)\nh += 1\nreturn h",
     # a division by a number saves nothing of `h`
@@ -349,6 +347,43 @@ REVIEWED = [
         '        c = torch.sigmoid(a)\n'
         '        c += 1\n'
         '        return c\n'
+    ),
+    # a copy by advanced indexing, then `.float()`: the flow links nothing, so `z` is a live alias
+    (
+        'import torch\n'
+        'import torch.nn as nn\n'
+        '\n'
+        '\n'
+        'class M(nn.Module):\n'
+        '    def __init__(self):\n'
+        '        super().__init__()\n'
+        '        self.fc = nn.Linear(4, 4)\n'
+        '\n'
+        '    def forward(self, x, idx):\n'
+        '        h = self.fc(x)\n'
+        '        y = h[idx].float()\n'
+        '        z = y\n'
+        '        y.add_(1)\n'
+        '        return z * 2\n'
+    ),
+    # an unpacking of a chunk of `.float()`: the flow makes no alias, so `z` is a live alias
+    (
+        'import torch\n'
+        'import torch.nn as nn\n'
+        '\n'
+        '\n'
+        'class M(nn.Module):\n'
+        '    def __init__(self):\n'
+        '        super().__init__()\n'
+        '        self.fc = nn.Linear(4, 4)\n'
+        '\n'
+        '    def forward(self, x):\n'
+        '        h = self.fc(x)\n'
+        '        a = 0\n'
+        '        a, b = h.float().chunk(2)\n'
+        '        z = a\n'
+        '        a.add_(1)\n'
+        '        return z * 2\n'
     ),
 ]
 

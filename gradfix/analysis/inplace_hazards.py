@@ -73,20 +73,11 @@ class _Binding:
         self.name, self.step, self.alias, self.saves_output = name, step, alias, saves_output
         self.branch, self.multi_view = branch, multi_view
         self.tensor = tensor    # its kind may be TENSOR or PARAMETER, or it is a parameter of unknown type
-        self.maybe = maybe      # linked to its alias through `.to()` / `.cpu()` / `.float()` (`maybe_alias`)
+        self.maybe = maybe      # linked to its alias through `.to()` / `.cpu()` / `.float()`
         self.param = False      # a parameter of the function other than `self` / `cls`
         self.loops: tuple = ()  # the loops it is bound in
         self.grad = False       # may its value require grad (provenance.py `Grad`: shown, or through parameters)
         self.last_read = -2     # the last step that reads the name while it holds this binding
-
-    def maybe_alias(self) -> bool:
-        b, seen = self, set()
-        while b.alias is not None and id(b) not in seen:
-            if b.maybe:
-                return True
-            seen.add(id(b))
-            b = b.alias
-        return False
 
     def root(self) -> "_Binding":
         b, seen = self, set()
@@ -713,8 +704,9 @@ class _Walk:
         # no save: only a live alias of a tensor that requires grad (`flow.holds(binding.grad)`)
         if b.grad and escaped_at.get(r, step) < step:
             return True
-        if b.grad and not b.maybe_alias() and any(
-                m is not b and m.step < step < m.last_read and not m.maybe_alias() for m in by_root[r]):
+        # (`live_aliases` leaves out holders linked through `.to()` / `.cpu()` / `.float()`; the replay links more
+        # than the flow does, through any subscript and any unpacking, so it cannot leave those out)
+        if b.grad and any(m is not b and m.step < step < m.last_read for m in by_root[r]):
             return True             # another holder of the storage is read after the op (`live_aliases`)
         if b.param and fn_name is not None and fn_name != "forward":
             if self._caller is None:
