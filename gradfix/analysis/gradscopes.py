@@ -59,7 +59,7 @@ import ast
 import re
 
 from gradfix.analysis import astindex, inplace_hazards
-from gradfix.analysis.hazard_facts import registered_names
+from gradfix.analysis.hazard_facts import dotted_name, registered_names
 from gradfix.analysis.torchapi import INPLACE_METHODS, NO_GRAD_CONTEXTS, VIEW_ATTRIBUTES, is_inplace_method
 
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
@@ -88,17 +88,6 @@ def _root_name(expr) -> str | None:
             expr = expr.func.value
         else:
             return expr.id if t is ast.Name else None
-
-
-def _dotted(expr) -> str | None:
-    parts: list[str] = []
-    while type(expr) is ast.Attribute:
-        parts.append(expr.attr)
-        expr = expr.value
-    if type(expr) is not ast.Name:
-        return None
-    parts.append(expr.id)
-    return ".".join(reversed(parts))
 
 
 def _no_grad_decorator(ix: astindex.AstIndex):
@@ -137,7 +126,7 @@ def _trains(node, surely_no_grad) -> bool:
     """Whether GF101 may look at a function's flow: not an initialiser, not decorated with a no_grad context."""
     if is_initialiser(node.name):
         return False
-    return not any(surely_no_grad(_dotted(d.func if type(d) is ast.Call else d)) for d in node.decorator_list)
+    return not any(surely_no_grad(dotted_name(d.func if type(d) is ast.Call else d)) for d in node.decorator_list)
 
 
 class Scope:

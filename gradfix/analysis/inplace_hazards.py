@@ -66,14 +66,13 @@ _TENSOR_TYPES = frozenset({"Tensor", "FloatTensor"})
 
 
 class _Binding:
-    __slots__ = ("name", "step", "alias", "saves_output", "branch", "multi_view", "last_read", "tensor", "maybe",
+    __slots__ = ("name", "step", "alias", "saves_output", "branch", "multi_view", "last_read", "tensor",
                  "param", "grad", "loops")
 
-    def __init__(self, name, step, alias, saves_output, branch, multi_view=False, tensor=False, maybe=False):
+    def __init__(self, name, step, alias, saves_output, branch, multi_view=False, tensor=False):
         self.name, self.step, self.alias, self.saves_output = name, step, alias, saves_output
         self.branch, self.multi_view = branch, multi_view
         self.tensor = tensor    # its kind may be TENSOR or PARAMETER, or it is a parameter of unknown type
-        self.maybe = maybe      # linked to its alias through `.to()` / `.cpu()` / `.float()`
         self.param = False      # a parameter of the function other than `self` / `cls`
         self.loops: tuple = ()  # the loops it is bound in
         self.grad = False       # may its value require grad (provenance.py `Grad`: shown, or through parameters)
@@ -131,9 +130,9 @@ class _Walk:
         self._assigned: dict[str, list] | None = None
 
     # -- bindings ----------------------------------------------------------
-    def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False, maybe=False,
+    def _bind(self, name, step, alias, saves_output, multi_view=False, tensor=False,
               grad=False, masked=True) -> _Binding:
-        b = _Binding(name, step, alias, saves_output, self.branch, multi_view, tensor, maybe)
+        b = _Binding(name, step, alias, saves_output, self.branch, multi_view, tensor)
         b.grad = grad and not (masked and self.no_grad)     # `_value_grad`: NO under no_grad
         b.loops = self.loops
         self.bindings.append(b)
@@ -142,39 +141,32 @@ class _Walk:
 
     def _root(self, expr) -> _Binding | None:
         """`alias_root`'s binding, or a superset of its answers."""
-        return self._link(expr)[0]
-
-    def _link(self, expr) -> tuple[_Binding | None, bool]:
-        """(`_root`, whether the chain passes a maybe-alias method: `.cpu()`, `.to()`, `.float()`)."""
-        maybe = False
         while True:
             t = type(expr)
             if t is ast.Name:
-                return self.env.get(expr.id), maybe
+                return self.env.get(expr.id)
             if t is ast.Call and type(expr.func) is ast.Attribute:
                 meth = expr.func.attr
                 if meth in ("to", "type", "float", "double", "half") and any(
                         k.arg == "copy" and type(k.value) is ast.Constant and k.value.value is True
                         for k in expr.keywords):
-                    return None, maybe      # `_copies`: an explicit copy
+                    return None     # `_copies`: an explicit copy
                 if meth in _ALIAS_METHODS or meth in INPLACE_METHODS or is_inplace_method(meth):
-                    if meth in MAYBE_ALIAS_METHODS and meth not in VIEW_METHODS:
-                        maybe = True
                     expr = expr.func.value
                     continue
-                return None, maybe
+                return None
             if t is ast.Attribute:
                 dotted = dotted_name(expr)
                 if dotted is not None and dotted in self.env:
-                    return self.env[dotted], maybe
+                    return self.env[dotted]
                 if expr.attr in VIEW_ATTRIBUTES:
                     expr = expr.value
                     continue
-                return None, maybe
+                return None
             if t is ast.Subscript or t is ast.Starred:
                 expr = expr.value
                 continue
-            return None, maybe
+            return None
 
     def _tensor(self, expr, depth: int = 0) -> bool:
         """Whether `classify(expr)` may give TENSOR or PARAMETER (gradscopes.py `_value_kind`, with names read
@@ -477,9 +469,8 @@ class _Walk:
     def _assign(self, target, value, no_grad: bool) -> None:
         t = type(target)
         if t is ast.Name:
-            alias, maybe = self._link(value)
-            self._bind(target.id, self.step, alias, self._may_save_output(value), self._multi_view(value),
-                       self._tensor(value), maybe, self._grad(value))
+            self._bind(target.id, self.step, self._root(value), self._may_save_output(value),
+                       self._multi_view(value), self._tensor(value), self._grad(value))
             self._leaf_value(target.id, value)
             if type(value) in (ast.List, ast.Tuple, ast.Set):
                 for el in value.elts:
@@ -493,14 +484,14 @@ class _Walk:
                 for tg, v in pairs:
                     self._assign(tg, v, no_grad)
                 return
-            alias, maybe = self._link(value)
+            alias = self._root(value)
             multi = self._multi_view(value)
             tensor = self._tensor(value)
             grad = self._grad(value)
             for el in target.elts:
                 tg = el.value if type(el) is ast.Starred else el
                 if type(tg) is ast.Name:
-                    self._bind(tg.id, self.step, alias, False, multi, tensor, maybe, grad)
+                    self._bind(tg.id, self.step, alias, False, multi, tensor, grad)
                     self._leaf_value(tg.id, value)
                 elif type(tg) not in (ast.Tuple, ast.List):
                     self._assign(tg, value, no_grad)
@@ -511,8 +502,7 @@ class _Walk:
                 self.leaf_names.add(target.value.id)    # `w.requires_grad = True` (`requires_grad_set`)
             dotted = dotted_name(target)
             if dotted is not None:
-                alias, maybe = self._link(value)
-                self._bind(dotted, self.step, alias, False, tensor=self._tensor(value), maybe=maybe,
+                self._bind(dotted, self.step, self._root(value), False, tensor=self._tensor(value),
                            grad=self._grad(value))
         elif t is ast.Subscript:
             self._expr(target, no_grad)
